@@ -1,0 +1,37 @@
+// Entry of the `web` process: the HTTP API (/api/v1), /healthz and /readyz. It validates,
+// authorizes and enqueues; workers do the rest. On SIGTERM it stops accepting connections,
+// lets requests in flight finish, then closes Redis and Postgres.
+import type { Server } from 'node:http';
+import { ConfigError, loadConfig } from '../shared/config.js';
+import { createLogger } from '../shared/logger.js';
+import { fatal, onShutdown } from '../shared/shutdown.js';
+import { createApp } from './app.js';
+import { createDeps } from './deps.js';
+
+async function main(): Promise<void> {
+  let config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    fatal(null, err instanceof ConfigError ? err : new Error(String(err)));
+  }
+  const logger = createLogger(config.logLevel, 'web');
+  const deps = await createDeps(config, logger);
+  const app = createApp(deps);
+  const server: Server = app.listen(config.port);
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('listening', resolve);
+    server.once('error', reject);
+  }).catch((err: unknown) => fatal(logger, err));
+  logger.info({ port: config.port, baseUrl: config.baseUrl }, 'web listening');
+  onShutdown(logger, async () => {
+    await new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeIdleConnections();
+    });
+    await deps.close();
+  });
+}
+
+main().catch((err: unknown) => fatal(null, err));

@@ -1,0 +1,58 @@
+// Request id, access log and the one error renderer: every failure leaves as
+// {"error":{"code","message"}} with the status of the code's table row. Faults that are not
+// ApiErrors become 500 internal_error (message hidden, logged) or, when Postgres or Redis is
+// unreachable, 503 unavailable.
+import type Koa from 'koa';
+import { ApiError, isUnavailable } from '../../shared/errors.js';
+import { newId } from '../../shared/ids.js';
+import type { ApiCustom, ApiState } from '../types.js';
+
+const REQUEST_ID = /^[A-Za-z0-9_.:-]{1,128}$/;
+
+function toApiError(err: unknown): ApiError {
+  if (err instanceof ApiError) return err;
+  if (isUnavailable(err)) return new ApiError('unavailable', 'A backing service is unavailable; retry shortly');
+  const status = (err as { status?: unknown }).status;
+  if (typeof status === 'number' && status === 405) {
+    return new ApiError('method_not_allowed', 'Method not allowed on this route');
+  }
+  if (typeof status === 'number' && status === 413) {
+    return new ApiError('payload_too_large', 'Request body is too large');
+  }
+  return new ApiError('internal_error', 'Internal server error');
+}
+
+export function errorMiddleware(): Koa.Middleware<ApiState, ApiCustom> {
+  return async (ctx, next) => {
+    const started = process.hrtime.bigint();
+    const given = ctx.get('x-request-id');
+    ctx.state.requestId = REQUEST_ID.test(given) ? given : newId('req');
+    ctx.set('x-request-id', ctx.state.requestId);
+    ctx.state.log = ctx.deps.logger.child({ requestId: ctx.state.requestId });
+    try {
+      await next();
+      if (ctx.status === 404 && ctx.body == null) {
+        throw new ApiError('not_found', `No route for ${ctx.method} ${ctx.path}`);
+      }
+    } catch (err) {
+      const apiErr = toApiError(err);
+      if (apiErr.status >= 500) {
+        ctx.state.log.error(
+          { event: apiErr.code === 'unavailable' ? 'HTTP_DEPENDENCY_UNAVAILABLE' : 'HTTP_INTERNAL_ERROR', err },
+          'request failed',
+        );
+      }
+      ctx.status = apiErr.status;
+      for (const [name, value] of Object.entries(apiErr.headers)) ctx.set(name, value);
+      if (apiErr.code === 'unavailable') ctx.set('Retry-After', '1');
+      ctx.body = { error: { code: apiErr.code, message: apiErr.expose ? apiErr.message : defaultMessage(apiErr) } };
+    } finally {
+      const ms = Number(process.hrtime.bigint() - started) / 1e6;
+      ctx.state.log.debug({ method: ctx.method, path: ctx.path, status: ctx.status, ms }, 'request');
+    }
+  };
+}
+
+function defaultMessage(err: ApiError): string {
+  return err.code === 'unavailable' ? err.message : 'Internal server error';
+}

@@ -1,0 +1,146 @@
+// API keys (DESIGN §3): identity (GET /keys/me) and management (ADMIN, live).
+import { allowedDomains, isRestricted, type AuthContext } from '../../shared/auth.js';
+import { getKey, listKeys, mintKey, revokeKey, rotateKeyToken, type KeyRow } from '../../shared/db/keys.js';
+import { ApiError, notFound, validationError } from '../../shared/errors.js';
+import { mintToken, permits } from '../../shared/keys.js';
+import {
+  createKeySchema,
+  listKeysQuerySchema,
+  rotateKeySchema,
+  type CreateKeyBody,
+  type RotateKeyBody,
+} from '../schemas/keys.js';
+import type { Handlers } from '../types.js';
+import { bodyValidator, listEnvelope, queryValidator, type Pagination } from '../validate.js';
+
+const validateCreate = bodyValidator<CreateKeyBody>(createKeySchema);
+const validateRotate = bodyValidator<RotateKeyBody>(rotateKeySchema);
+const validateList = queryValidator<Pagination>(listKeysQuerySchema);
+
+function domainNames(auth: AuthContext, ids: string[]): string[] {
+  return auth.domains.filter((d) => ids.includes(d.id)).map((d) => d.name);
+}
+
+function render(auth: AuthContext, k: KeyRow) {
+  return {
+    object: 'api_key',
+    id: k.id,
+    name: k.name,
+    permission: k.permission,
+    mode: k.mode,
+    domains: domainNames(auth, k.domain_ids),
+    token_prefix: k.token_prefix,
+    created_at: k.created_at.toISOString(),
+    last_used_at: k.last_used_at?.toISOString() ?? null,
+    revoked_at: k.revoked_at?.toISOString() ?? null,
+  };
+}
+
+/** Resolves requested domains (names or ids) against the org and the caller's own restriction. */
+function resolveDomains(auth: AuthContext, refs: string[]): string[] {
+  const ids: string[] = [];
+  for (const ref of refs) {
+    const d = auth.domains.find((x) => x.id === ref || x.name === ref.toLowerCase());
+    if (!d) throw validationError(`body.domains: "${ref}" is not a domain of this organization`);
+    ids.push(d.id);
+  }
+  // A key never hands out more than it has: a restricted caller mints only within its domains.
+  if (isRestricted(auth)) {
+    if (ids.length === 0) {
+      throw new ApiError(
+        'forbidden_domain',
+        'A domain-restricted key can only mint keys restricted to its own domains',
+      );
+    }
+    const outside = ids.find((id) => !auth.key.domainIds.includes(id));
+    if (outside) throw new ApiError('forbidden_domain', 'A domain-restricted key cannot grant other domains');
+  }
+  return ids;
+}
+
+export const keyHandlers: Handlers = {
+  'GET /keys/me': async (ctx) => {
+    const { key } = ctx.state.auth;
+    ctx.body = {
+      id: key.id,
+      name: key.name,
+      mode: key.mode,
+      permission: key.permission,
+      domains: allowedDomains(ctx.state.auth).map((d) => d.name),
+    };
+  },
+
+  'POST /keys': async (ctx) => {
+    const auth = ctx.state.auth;
+    const body = validateCreate(ctx.state.body);
+    if (body.permission === 'ADMIN') {
+      throw new ApiError('forbidden', 'ADMIN keys are minted in the console, not through the API');
+    }
+    if (!permits(auth.key.permission, body.permission)) {
+      throw new ApiError('forbidden', `A ${auth.key.permission} key cannot mint a ${body.permission} key`);
+    }
+    const domainIds = resolveDomains(auth, body.domains ?? []);
+    const { key, token } = await mintKey(ctx.deps.sql, ctx.deps.config.brand, {
+      orgId: auth.org.id,
+      name: body.name,
+      mode: body.mode,
+      permission: body.permission,
+      domainIds,
+      createdBy: auth.key.id,
+    });
+    ctx.status = 201;
+    ctx.body = {
+      object: 'api_key',
+      id: key.id,
+      token,
+      name: key.name,
+      permission: key.permission,
+      mode: key.mode,
+      domains: domainNames(auth, key.domain_ids),
+      token_prefix: key.token_prefix,
+      created_at: key.created_at.toISOString(),
+    };
+  },
+
+  'GET /keys': async (ctx) => {
+    const auth = ctx.state.auth;
+    const q = validateList(ctx.query);
+    const rows = await listKeys(ctx.deps.sql, auth.org.id, q);
+    ctx.body = listEnvelope(rows, q.limit, (k) => render(auth, k));
+  },
+
+  'GET /keys/:id': async (ctx) => {
+    const auth = ctx.state.auth;
+    const key = await getKey(ctx.deps.sql, auth.org.id, ctx.params.id!);
+    if (!key) throw notFound('API key');
+    ctx.body = render(auth, key);
+  },
+
+  'DELETE /keys/:id': async (ctx) => {
+    const auth = ctx.state.auth;
+    const key = await revokeKey(ctx.deps.sql, auth.org.id, ctx.params.id!);
+    if (!key) throw notFound('API key');
+    await ctx.deps.auth.invalidateKey(key.id);
+    ctx.body = { ...render(auth, key), deleted: true };
+  },
+
+  'POST /keys/:id/rotate': async (ctx) => {
+    const auth = ctx.state.auth;
+    const body = validateRotate(ctx.state.body);
+    const { sql, config } = ctx.deps;
+    const key = await getKey(sql, auth.org.id, ctx.params.id!);
+    if (!key) throw notFound('API key');
+    if (key.permission === 'ADMIN') {
+      throw new ApiError('forbidden', 'ADMIN keys are rotated in the console, not through the API');
+    }
+    if (key.revoked_at) throw new ApiError('invalid_state', 'A revoked key cannot be rotated');
+    const t = mintToken(config.brand, key.mode);
+    const expiresAt = await sql.begin((tx) => rotateKeyToken(tx, key.id, t, body.expires_in));
+    await ctx.deps.auth.invalidateKey(key.id);
+    ctx.body = {
+      ...render(auth, { ...key, token_prefix: t.prefix }),
+      token: t.token,
+      previous_token_expires_at: expiresAt.toISOString(),
+    };
+  },
+};

@@ -1,0 +1,130 @@
+// The one typed configuration of every Tern process (DESIGN §2). Parsed once at start; a bad
+// value stops the process with a message that names the variable.
+
+export interface Config {
+  databaseUrl: string;
+  redisUrl: string;
+  /** Prefix of every Redis key and BullMQ queue; tests give each run its own. */
+  redisPrefix: string;
+  port: number;
+  baseUrl: string;
+  brand: string;
+  relayPort: number;
+  mxPort: number;
+  smtpSmarthost: string | null;
+  outboundPort: number;
+  dnsServers: string[];
+  webhookAllowPrivate: boolean;
+  workerQueues: string[] | null;
+  logLevel: string;
+  /** Largest JSON body accepted on routes that do not declare their own limit. */
+  bodyLimitBytes: number;
+}
+
+export class ConfigError extends Error {
+  constructor(
+    readonly variable: string,
+    message: string,
+  ) {
+    super(`${variable}: ${message}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+function str(env: Env, name: string, fallback: string): string {
+  const v = env[name];
+  return v === undefined || v === '' ? fallback : v;
+}
+
+function port(env: Env, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw)) throw new ConfigError(name, `must be a port number, got "${raw}"`);
+  const n = Number(raw);
+  if (n > 65535) throw new ConfigError(name, `must be between 0 and 65535, got ${n}`);
+  return n;
+}
+
+function bool(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (/^(true|1|yes|on)$/i.test(raw)) return true;
+  if (/^(false|0|no|off)$/i.test(raw)) return false;
+  throw new ConfigError(name, `must be true or false, got "${raw}"`);
+}
+
+function url(env: Env, name: string, fallback: string | null, protocols: string[]): string | null {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    throw new ConfigError(name, `must be a URL, got "${raw}"`);
+  }
+  if (!protocols.includes(parsed.protocol)) {
+    throw new ConfigError(name, `must use ${protocols.join(' or ')}, got "${parsed.protocol}"`);
+  }
+  return raw;
+}
+
+function hostPortList(env: Env, name: string): string[] {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return [];
+  return raw.split(',').map((item) => {
+    const s = item.trim();
+    // host, host:port, [v6]:port or a bare IPv6 address
+    const m = /^(\[[0-9a-fA-F:.]+\]|[^:\s]+|[0-9a-fA-F:]+)(?::(\d{1,5}))?$/.exec(s);
+    if (!m || (m[2] !== undefined && Number(m[2]) > 65535)) {
+      throw new ConfigError(name, `must be a comma-separated host:port list, got "${s}"`);
+    }
+    return s;
+  });
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const brand = str(env, 'BRAND', 'tern');
+  if (!/^[a-z][a-z0-9]{1,15}$/.test(brand)) {
+    throw new ConfigError('BRAND', `must be 2-16 lower-case letters or digits, got "${brand}"`);
+  }
+  const logLevel = str(env, 'LOG_LEVEL', 'info');
+  if (!LOG_LEVELS.includes(logLevel)) {
+    throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
+  }
+  const httpPort = port(env, 'PORT', 3000);
+  const queues = str(env, 'WORKER_QUEUES', '');
+  const prefix = str(env, 'REDIS_PREFIX', brand);
+  if (!/^[A-Za-z0-9_.:-]{1,64}$/.test(prefix)) {
+    throw new ConfigError('REDIS_PREFIX', `must be 1-64 of A-Z a-z 0-9 _ . : -, got "${prefix}"`);
+  }
+  const bodyLimit = str(env, 'BODY_LIMIT_BYTES', String(1024 * 1024));
+  if (!/^\d+$/.test(bodyLimit) || Number(bodyLimit) < 1024) {
+    throw new ConfigError('BODY_LIMIT_BYTES', `must be an integer ≥ 1024, got "${bodyLimit}"`);
+  }
+  return {
+    databaseUrl: url(env, 'DATABASE_URL', 'postgres://postgres@127.0.0.1:5432/tern', ['postgres:', 'postgresql:'])!,
+    redisUrl: url(env, 'REDIS_URL', 'redis://127.0.0.1:6379', ['redis:', 'rediss:'])!,
+    redisPrefix: prefix,
+    port: httpPort,
+    baseUrl: (url(env, 'BASE_URL', `http://localhost:${httpPort}`, ['http:', 'https:']) ?? '').replace(/\/+$/, ''),
+    brand,
+    relayPort: port(env, 'RELAY_PORT', 2587),
+    mxPort: port(env, 'MX_PORT', 2525),
+    smtpSmarthost: url(env, 'SMTP_SMARTHOST', null, ['smtp:', 'smtps:']),
+    outboundPort: port(env, 'OUTBOUND_PORT', 25),
+    dnsServers: hostPortList(env, 'DNS_SERVERS'),
+    webhookAllowPrivate: bool(env, 'WEBHOOK_ALLOW_PRIVATE', false),
+    workerQueues: queues
+      ? queues
+          .split(',')
+          .map((q) => q.trim())
+          .filter(Boolean)
+      : null,
+    logLevel,
+    bodyLimitBytes: Number(bodyLimit),
+  };
+}

@@ -1,0 +1,41 @@
+// Two-stage shutdown (STYLE §10): the first SIGTERM/SIGINT runs the stop steps in order (stop
+// intake, wait for work in flight, close connections); a second signal, or the timer, exits at
+// once.
+import type { Logger } from './logger.js';
+
+export function onShutdown(logger: Logger, stop: () => Promise<void>, graceMs = 25_000): void {
+  let stopping = false;
+  const handler = (signal: NodeJS.Signals): void => {
+    if (stopping) {
+      logger.warn({ event: 'SHUTDOWN_FORCED', signal }, 'second signal: exiting now');
+      process.exit(1);
+    }
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    const timer = setTimeout(() => {
+      logger.error({ event: 'SHUTDOWN_TIMEOUT', graceMs }, 'shutdown took too long: exiting');
+      process.exit(1);
+    }, graceMs);
+    timer.unref();
+    stop().then(
+      () => {
+        logger.info('stopped');
+        process.exit(0);
+      },
+      (err: unknown) => {
+        logger.error({ event: 'SHUTDOWN_FAILED', err }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', handler);
+  process.on('SIGINT', handler);
+}
+
+/** Logs and exits on a start-up failure (bad config, unreachable dependency that is required). */
+export function fatal(logger: Logger | null, err: unknown): never {
+  const message = err instanceof Error ? err.message : String(err);
+  if (logger) logger.fatal({ event: 'STARTUP_FAILED', err }, message);
+  else process.stderr.write(`tern: ${message}\n`);
+  process.exit(1);
+}

@@ -1,0 +1,40 @@
+// Entry of the `worker` process: consumes every BullMQ queue of the registry, or only those named
+// in WORKER_QUEUES. On SIGTERM each worker stops taking jobs and finishes the ones it holds
+// (worker.close()), then Redis and Postgres are closed.
+import type { Worker } from 'bullmq';
+import { loadConfig } from '../shared/config.js';
+import { createLogger } from '../shared/logger.js';
+import { fatal, onShutdown } from '../shared/shutdown.js';
+import { createWorkerDeps } from './deps.js';
+import { registry } from './registry.js';
+
+async function main(): Promise<void> {
+  let config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    fatal(null, err);
+  }
+  const logger = createLogger(config.logLevel, 'worker');
+  const known = registry.map((c) => c.queue);
+  const wanted = config.workerQueues ?? known;
+  const unknown = wanted.filter((q) => !known.includes(q));
+  if (unknown.length > 0) {
+    fatal(
+      logger,
+      new Error(`WORKER_QUEUES: unknown queue(s) ${unknown.join(', ')}; known: ${known.join(', ') || 'none'}`),
+    );
+  }
+  const deps = createWorkerDeps(config, logger);
+  const workers: Worker[] = [];
+  for (const consumer of registry.filter((c) => wanted.includes(c.queue))) {
+    workers.push(await consumer.start(deps));
+  }
+  logger.info({ queues: wanted }, 'worker started');
+  onShutdown(logger, async () => {
+    await Promise.all(workers.map((w) => w.close()));
+    await deps.close();
+  });
+}
+
+main().catch((err: unknown) => fatal(null, err));
