@@ -4,6 +4,7 @@ import { Authenticator } from '../shared/auth.js';
 import type { Config } from '../shared/config.js';
 import { createPool } from '../shared/db/pool.js';
 import type { Logger } from '../shared/logger.js';
+import { createQueues } from '../shared/queues.js';
 import { RateLimiter } from '../shared/rate-limit.js';
 import { closeRedis, createRedis, waitReady, type Redis } from '../shared/redis.js';
 import { redisKeys } from '../shared/redis-keys.js';
@@ -34,6 +35,7 @@ export async function createDeps(config: Config, logger: Logger): Promise<OwnedD
   auth
     .start()
     .catch((err: unknown) => logger.warn({ event: 'AUTH_SUBSCRIBE_FAILED', err }, 'key cache subscription failed'));
+  const queues = createQueues(redis, keys.bullPrefix);
   return {
     config,
     sql,
@@ -42,8 +44,10 @@ export async function createDeps(config: Config, logger: Logger): Promise<OwnedD
     redisKeys: keys,
     auth,
     rateLimiter: new RateLimiter(redis, keys.rateLimit),
+    queues,
     logger,
     async close() {
+      await queues.close();
       await closeRedis(subscriber);
       await closeRedis(redis);
       await sql.end({ timeout: 5 });

@@ -6,6 +6,7 @@ import type { Config } from '../shared/config.js';
 import type { Sql } from '../shared/db/pool.js';
 import type { Logger } from '../shared/logger.js';
 import type { RouteRule } from '../shared/permissions.js';
+import type { Queues } from '../shared/queues.js';
 import type { RateLimiter } from '../shared/rate-limit.js';
 import type { Redis } from '../shared/redis.js';
 import type { RedisKeys } from '../shared/redis-keys.js';
@@ -18,6 +19,8 @@ export interface AppDeps {
   redisKeys: RedisKeys;
   auth: Authenticator;
   rateLimiter: RateLimiter;
+  /** Producer side of every queue (fail-fast connection). */
+  queues: Queues;
   logger: Logger;
 }
 

@@ -31,12 +31,29 @@ type Row = [RouteRule['method'], string, Tier, 'live' | 'any', RestrictedRule, '
 
 // method, path, tier, live-only, restricted-key rule, sending route, body limit
 const ROWS: Row[] = [
+  // keys (foundation)
   ['GET', '/keys/me', 'ANY', 'any', 'allow'],
   ['GET', '/keys', 'ADMIN', 'live', 'allow'],
   ['POST', '/keys', 'ADMIN', 'live', 'scoped'],
   ['GET', '/keys/:id', 'ADMIN', 'live', 'allow'],
   ['DELETE', '/keys/:id', 'ADMIN', 'live', 'allow'],
   ['POST', '/keys/:id/rotate', 'ADMIN', 'live', 'allow'],
+
+  // organization
+
+  // domains
+
+  // emails
+
+  // templates
+
+  // suppressions
+
+  // webhooks
+
+  // metrics
+
+  // inbound
 ];
 
 export const ROUTES: readonly RouteRule[] = ROWS.map(([method, path, tier, live, restricted, sending, bodyLimit]) => ({

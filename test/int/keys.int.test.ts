@@ -37,7 +37,8 @@ describe('keys API', () => {
     });
 
     it('answers 401 unauthorized for missing, malformed and unknown keys', async () => {
-      for (const headers of [{}, { authorization: 'Basic abc' }, { authorization: 'Bearer nope' }]) {
+      const variants: Record<string, string>[] = [{}, { authorization: 'Basic abc' }, { authorization: 'Bearer nope' }];
+      for (const headers of variants) {
         const res = await api.request('GET', '/keys/me', { headers });
         expect(res.status).to.equal(401);
         expect(res.json.error.code).to.equal('unauthorized');

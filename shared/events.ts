@@ -1,0 +1,150 @@
+// The event log (DESIGN §6): every state change of a message or recipient is one immutable row
+// with a unique id, recorded idempotently (dedupe_key) and then published to the fan-out queues
+// consumed by webhooks and metrics. Recording and publishing are separate steps: a row whose
+// publication failed keeps published_at null and is re-published by `republishPending`.
+import { newId } from './ids.js';
+import type { Db } from './db/pool.js';
+import type { Mode } from './keys.js';
+import { QUEUE_NAMES, type Queues } from './queues.js';
+
+export const EMAIL_EVENT_TYPES = [
+  'email.sent',
+  'email.delivered',
+  'email.delivery_delayed',
+  'email.bounced',
+  'email.complained',
+  'email.rejected',
+  'email.opened',
+  'email.clicked',
+  'email.unsubscribed',
+  'email.failed',
+] as const;
+export const EVENT_TYPES = [...EMAIL_EVENT_TYPES, 'email.received'] as const;
+export type EmailEventType = (typeof EMAIL_EVENT_TYPES)[number];
+export type EventType = (typeof EVENT_TYPES)[number];
+export type BounceType = 'hard' | 'soft' | 'undetermined';
+
+export interface NewEvent {
+  orgId: string;
+  mode: Mode;
+  type: EventType;
+  /** Makes recording idempotent: the same key twice records one row (e.g. `${recipientId}:delivered`). */
+  dedupeKey: string;
+  emailId?: string | null;
+  recipientId?: string | null;
+  inboundId?: string | null;
+  recipient?: string | null;
+  bounceType?: BounceType | null;
+  detail?: string | null;
+  url?: string | null;
+  domainId?: string | null;
+  keyId?: string | null;
+  templateId?: string | null;
+  kind?: string | null;
+  provider?: string | null;
+  blocked?: boolean;
+  data?: Record<string, unknown>;
+  createdAt?: Date;
+}
+
+export interface EventRow {
+  id: string;
+  org_id: string;
+  mode: Mode;
+  type: EventType;
+  email_id: string | null;
+  recipient_id: string | null;
+  inbound_id: string | null;
+  recipient: string | null;
+  bounce_type: BounceType | null;
+  detail: string | null;
+  url: string | null;
+  domain_id: string | null;
+  key_id: string | null;
+  template_id: string | null;
+  kind: string | null;
+  provider: string | null;
+  blocked: boolean;
+  data: Record<string, unknown>;
+  dedupe_key: string;
+  published_at: Date | null;
+  created_at: Date;
+}
+
+/**
+ * Inserts events; those whose dedupe_key already exists are skipped. Returns only the rows this
+ * call created (publish those). Use inside the transaction that changes the state they describe.
+ */
+export async function recordEvents(db: Db, events: NewEvent[]): Promise<EventRow[]> {
+  if (events.length === 0) return [];
+  const now = new Date();
+  const rows = events.map((e) => ({
+    id: newId('evt'),
+    org_id: e.orgId,
+    mode: e.mode,
+    type: e.type,
+    email_id: e.emailId ?? null,
+    recipient_id: e.recipientId ?? null,
+    inbound_id: e.inboundId ?? null,
+    recipient: e.recipient ?? null,
+    bounce_type: e.bounceType ?? null,
+    detail: e.detail ?? null,
+    url: e.url ?? null,
+    domain_id: e.domainId ?? null,
+    key_id: e.keyId ?? null,
+    template_id: e.templateId ?? null,
+    kind: e.kind ?? null,
+    provider: e.provider ?? null,
+    blocked: e.blocked ?? false,
+    data: JSON.stringify(e.data ?? {}),
+    dedupe_key: e.dedupeKey,
+    created_at: e.createdAt ?? now,
+  }));
+  return await db<EventRow[]>`
+    insert into events ${db(rows as never)}
+    on conflict (dedupe_key) do nothing
+    returning *`;
+}
+
+/** Adds one webhook fan-out job and one metrics job per event, then marks them published. */
+export async function publishEvents(
+  db: Db,
+  queues: Pick<Queues, 'webhook-fanout' | 'metrics-rollup'>,
+  eventIds: string[],
+): Promise<void> {
+  if (eventIds.length === 0) return;
+  // Job ids = event ids: a second publication of the same event adds nothing.
+  await Promise.all([
+    queues[QUEUE_NAMES.webhookFanout].addBulk(
+      eventIds.map((eventId) => ({ name: 'event', data: { eventId }, opts: { jobId: eventId } })),
+    ),
+    queues[QUEUE_NAMES.metrics].addBulk(
+      eventIds.map((eventId) => ({ name: 'event', data: { eventId }, opts: { jobId: eventId } })),
+    ),
+  ]);
+  await db`update events set published_at = now() where id = any(${eventIds}) and published_at is null`;
+}
+
+/** Re-publishes events recorded more than `olderThanMs` ago whose publication never happened. */
+export async function republishPending(
+  db: Db,
+  queues: Pick<Queues, 'webhook-fanout' | 'metrics-rollup'>,
+  olderThanMs = 30_000,
+  limit = 1000,
+): Promise<number> {
+  const rows = await db<{ id: string }[]>`
+    select id from events
+    where published_at is null and created_at < now() - make_interval(secs => ${olderThanMs / 1000})
+    order by id limit ${limit}`;
+  await publishEvents(
+    db,
+    queues,
+    rows.map((r) => r.id),
+  );
+  return rows.length;
+}
+
+export async function getEvent(db: Db, id: string): Promise<EventRow | null> {
+  const [row] = await db<EventRow[]>`select * from events where id = ${id}`;
+  return row ?? null;
+}

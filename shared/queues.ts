@@ -1,0 +1,76 @@
+// The one bridge between api/ and workers/: queue names and job payload types declared
+// together, so producer and consumer share one type. Payloads carry ids, never secrets or
+// message bodies.
+import { Queue, type JobsOptions } from 'bullmq';
+import type { Redis } from './redis.js';
+
+export const QUEUE_NAMES = {
+  /** Deliver a message (all its pending recipients, or those named). */
+  delivery: 'delivery',
+  /** One job per recorded event: build webhook deliveries for matching endpoints. */
+  webhookFanout: 'webhook-fanout',
+  /** One job per webhook delivery (job id = delivery id). */
+  webhookDelivery: 'webhook-delivery',
+  /** One job per recorded event: roll counters up into metrics_daily. */
+  metrics: 'metrics-rollup',
+  /** One job per stored inbound message: parse, thread, fire email.received / bounces. */
+  inbound: 'inbound',
+} as const;
+
+export type QueueName = (typeof QUEUE_NAMES)[keyof typeof QUEUE_NAMES];
+
+export interface DeliveryJob {
+  emailId: string;
+  /** Only these recipients (a retry); all pending recipients when absent. */
+  recipientIds?: string[];
+}
+
+export interface EventJob {
+  eventId: string;
+}
+
+export interface WebhookDeliveryJob {
+  deliveryId: string;
+}
+
+export interface InboundJob {
+  inboundId: string;
+}
+
+export interface JobTypes {
+  delivery: DeliveryJob;
+  'webhook-fanout': EventJob;
+  'webhook-delivery': WebhookDeliveryJob;
+  'metrics-rollup': EventJob;
+  inbound: InboundJob;
+}
+
+export type Queues = { [K in QueueName]: Queue<JobTypes[K]> } & { close(): Promise<void> };
+
+/** Jobs keep a bounded history in Redis; Postgres is the record. */
+export const DEFAULT_JOB_OPTIONS: JobsOptions = {
+  removeOnComplete: { count: 1000 },
+  removeOnFail: { count: 5000 },
+};
+
+/**
+ * Producer-side queues. `connection` should be a fail-fast client on the API side (an add
+ * fails at once when Redis is down instead of hanging a request).
+ */
+export function createQueues(connection: Redis, bullPrefix: string): Queues {
+  const make = <K extends QueueName>(name: K) =>
+    new Queue<JobTypes[K]>(name, { connection, prefix: bullPrefix, defaultJobOptions: DEFAULT_JOB_OPTIONS });
+  const queues = {
+    delivery: make('delivery'),
+    'webhook-fanout': make('webhook-fanout'),
+    'webhook-delivery': make('webhook-delivery'),
+    'metrics-rollup': make('metrics-rollup'),
+    inbound: make('inbound'),
+  };
+  return {
+    ...queues,
+    async close() {
+      await Promise.all(Object.values(queues).map((q) => q.close()));
+    },
+  };
+}
