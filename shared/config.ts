@@ -19,6 +19,10 @@ export interface Config {
   logLevel: string;
   /** Largest JSON body accepted on routes that do not declare their own limit. */
   bodyLimitBytes: number;
+  /** Install secret for HMACs every process must agree on (VERP, tracking and unsubscribe tokens). */
+  secretKey: string;
+  /** Host name this install's MX answers on (the target of the MX records domains publish). */
+  mxHost: string;
 }
 
 export class ConfigError extends Error {
@@ -105,12 +109,24 @@ export function loadConfig(env: Env = process.env): Config {
   if (!/^\d+$/.test(bodyLimit) || Number(bodyLimit) < 1024) {
     throw new ConfigError('BODY_LIMIT_BYTES', `must be an integer ≥ 1024, got "${bodyLimit}"`);
   }
+  const secretKey = str(env, 'SECRET_KEY', '');
+  if (secretKey === '' && env.NODE_ENV === 'production') {
+    throw new ConfigError('SECRET_KEY', 'must be set in production (32 or more random characters)');
+  }
+  if (secretKey !== '' && secretKey.length < 32) {
+    throw new ConfigError('SECRET_KEY', 'must be at least 32 characters');
+  }
+  const baseUrl = (url(env, 'BASE_URL', `http://localhost:${httpPort}`, ['http:', 'https:']) ?? '').replace(/\/+$/, '');
+  const mxHost = str(env, 'MX_HOST', new URL(baseUrl).hostname);
+  if (!/^[A-Za-z0-9.-]{1,253}$/.test(mxHost)) {
+    throw new ConfigError('MX_HOST', `must be a host name, got "${mxHost}"`);
+  }
   return {
     databaseUrl: url(env, 'DATABASE_URL', 'postgres://postgres@127.0.0.1:5432/tern', ['postgres:', 'postgresql:'])!,
     redisUrl: url(env, 'REDIS_URL', 'redis://127.0.0.1:6379', ['redis:', 'rediss:'])!,
     redisPrefix: prefix,
     port: httpPort,
-    baseUrl: (url(env, 'BASE_URL', `http://localhost:${httpPort}`, ['http:', 'https:']) ?? '').replace(/\/+$/, ''),
+    baseUrl,
     brand,
     relayPort: port(env, 'RELAY_PORT', 2587),
     mxPort: port(env, 'MX_PORT', 2525),
@@ -126,5 +142,8 @@ export function loadConfig(env: Env = process.env): Config {
       : null,
     logLevel,
     bodyLimitBytes: Number(bodyLimit),
+    // Development default only: production refuses to start without SECRET_KEY (above).
+    secretKey: secretKey || 'tern-development-secret-not-for-production-use',
+    mxHost,
   };
 }
