@@ -63,7 +63,8 @@ export async function listKeys(db: Db, orgId: string, page: Page): Promise<KeyRo
       select ${db.unsafe(KEY_COLUMNS)} from api_keys k
       where k.org_id = ${orgId} and k.id > ${page.before}
       order by k.id asc limit ${page.limit + 1}`;
-    return rows.reverse();
+    // Nearest rows first in ascending order: keep the extra (has_more) row last after reversing.
+    return [...rows.slice(0, page.limit).reverse(), ...rows.slice(page.limit)];
   }
   return await db<KeyRow[]>`
     select ${db.unsafe(KEY_COLUMNS)} from api_keys k
