@@ -46,6 +46,12 @@ const ROWS: Row[] = [
   // emails
 
   // templates
+  ['POST', '/templates', 'SEND', 'any', 'allow'],
+  ['GET', '/templates', 'SEND', 'any', 'allow'],
+  ['GET', '/templates/:id', 'SEND', 'any', 'allow'],
+  ['PATCH', '/templates/:id', 'SEND', 'any', 'allow'],
+  ['POST', '/templates/:id/publish', 'SEND', 'any', 'allow'],
+  ['DELETE', '/templates/:id', 'FULL', 'any', 'allow'],
 
   // suppressions
 

@@ -207,3 +207,16 @@ export async function resolveTemplate(db: Db, orgId: string, ref: TemplateRef): 
     template: { id: row.template_id, slug: row.slug, version: row.version },
   };
 }
+
+/** A slug from a template name: lower case, `[a-z0-9-]`, accents dropped, ≤ 64 characters. */
+export function slugify(name: string): string {
+  const slug = name
+    .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 56)
+    .replace(/-+$/, '');
+  return slug || 'template';
+}

@@ -113,12 +113,21 @@ export async function updateTemplateDraft(
 
 /**
  * Freezes the draft as the next version. The row lock serialises concurrent publishes of one
- * template, so two of them make versions N+1 and N+2, never a duplicate. Run inside a transaction.
+ * template, so two of them make versions N+1 and N+2, never a duplicate. `check` sees the locked
+ * draft and may throw to refuse it. Run inside a transaction.
  */
-export async function publishTemplate(db: Db, orgId: string, id: string): Promise<TemplateRow | null> {
+export async function publishTemplate(
+  db: Db,
+  orgId: string,
+  ref: string,
+  check: (draft: TemplateRow) => void,
+): Promise<TemplateRow | null> {
   const [locked] = await db<TemplateRow[]>`
-    select * from templates where org_id = ${orgId} and id = ${id} and deleted_at is null for update`;
+    select t.* from templates t
+    where t.org_id = ${orgId} and t.deleted_at is null and ${refCondition(db, ref)}
+    for update`;
   if (!locked) return null;
+  check(locked);
   const version = (locked.published_version ?? 0) + 1;
   await db`
     insert into template_versions (template_id, version, subject, html, text, from_address, variables)
@@ -130,10 +139,11 @@ export async function publishTemplate(db: Db, orgId: string, id: string): Promis
   return row!;
 }
 
-export async function softDeleteTemplate(db: Db, orgId: string, id: string): Promise<TemplateRow | null> {
+/** Soft delete: sends stop finding it and its slug is free again; messages keep their reference. */
+export async function softDeleteTemplate(db: Db, orgId: string, ref: string): Promise<TemplateRow | null> {
   const [row] = await db<TemplateRow[]>`
-    update templates set deleted_at = now(), updated_at = now()
-    where org_id = ${orgId} and id = ${id} and deleted_at is null
+    update templates t set deleted_at = now(), updated_at = now()
+    where t.org_id = ${orgId} and t.deleted_at is null and ${refCondition(db, ref)}
     returning *`;
   return row ?? null;
 }
