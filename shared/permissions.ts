@@ -54,6 +54,10 @@ const ROWS: Row[] = [
   ['DELETE', '/templates/:id', 'FULL', 'any', 'allow'],
 
   // suppressions
+  ['POST', '/suppressions', 'SEND', 'any', 'scoped'],
+  ['GET', '/suppressions', 'SEND', 'any', 'scoped'],
+  ['GET', '/suppressions/:id', 'SEND', 'any', 'scoped'],
+  ['DELETE', '/suppressions/:id', 'FULL', 'live', 'scoped'],
 
   // webhooks
 

@@ -69,7 +69,9 @@ export async function listTemplates(db: Db, orgId: string, page: Page): Promise<
       select * from templates
       where org_id = ${orgId} and deleted_at is null and id > ${page.before}
       order by id asc limit ${page.limit + 1}`;
-    return rows.reverse();
+    // Closest to the cursor first in time, newest first in the answer; the extra row (if any)
+    // stays last so that listEnvelope trims it and reports has_more.
+    return [...rows.slice(0, page.limit).reverse(), ...rows.slice(page.limit)];
   }
   return await db<TemplateRow[]>`
     select * from templates

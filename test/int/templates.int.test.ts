@@ -206,6 +206,9 @@ describe('templates', () => {
       expect(page2.json.has_more).to.equal(false);
       const back = await api.request('GET', `/templates?limit=5&before=${ids[1]}`, { token: fresh.key.token });
       expect(back.json.data.map((t: { id: string }) => t.id)).to.deep.equal([ids[4], ids[3]]);
+      const near = await api.request('GET', `/templates?limit=1&before=${ids[1]}`, { token: fresh.key.token });
+      expect(near.json.data.map((t: { id: string }) => t.id)).to.deep.equal([ids[3]]);
+      expect(near.json.has_more).to.equal(true);
       const bad = await api.request('GET', '/templates?limit=500', { token: fresh.key.token });
       expect(bad.status).to.equal(422);
     });
