@@ -13,6 +13,7 @@ import type { TrackingPayload } from './mail/tracking-links.js';
 export {
   clickUrl,
   isHttpUrl,
+  listUnsubscribeHeaders,
   openPixelUrl,
   signTrackingToken,
   unsubscribeUrl,

@@ -107,3 +107,8 @@ export function unsubscribeUrl(p: LinkParams): string {
     signTrackingToken(p.secret, { kind: 'u', emailId: p.emailId, recipientId: p.recipientId }),
   );
 }
+
+/** The RFC 2369 / RFC 8058 headers for a message that offers one-click unsubscribe. */
+export function listUnsubscribeHeaders(p: LinkParams): { 'List-Unsubscribe': string; 'List-Unsubscribe-Post': string } {
+  return { 'List-Unsubscribe': `<${unsubscribeUrl(p)}>`, 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' };
+}

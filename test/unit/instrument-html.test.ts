@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import {
   instrumentHtml,
+  listUnsubscribeHeaders,
   trackingEnabled,
   unsubscribeUrl,
   verifyTrackingToken,
@@ -107,5 +108,13 @@ describe('tracking tokens', () => {
     expect(verifyTrackingToken(SECRET, `${edited}.${sig}`, 'u')).to.equal(null);
     expect(verifyTrackingToken(SECRET, `${body}.${sig!.slice(0, -1)}`, 'u')).to.equal(null);
     expect(Buffer.from(sig!, 'base64url').length).to.equal(16);
+  });
+
+  it('List-Unsubscribe headers name the one-click URL', () => {
+    const p = { baseUrl: BASE, secret: SECRET, emailId: 'em_1', recipientId: 'rcp_1' };
+    expect(listUnsubscribeHeaders(p)).to.deep.equal({
+      'List-Unsubscribe': `<${unsubscribeUrl(p)}>`,
+      'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click',
+    });
   });
 });
