@@ -8,6 +8,7 @@ import { errorMiddleware } from './middleware/errors.js';
 import { authorize } from './middleware/authorize.js';
 import { jsonBody } from './middleware/body.js';
 import { allHandlers } from './routes/index.js';
+import { trackingRouter } from './routes/tracking.js';
 import type { ApiCustom, ApiState, AppDeps, Handlers } from './types.js';
 
 export const API_PREFIX = '/api/v1';
@@ -36,6 +37,8 @@ export function createApp(deps: AppDeps, handlers: Handlers = allHandlers): Koa<
   app.silent = true; // errors are rendered and logged by errorMiddleware
   app.use(errorMiddleware());
   app.use(healthRoutes());
+  // Tracking links (/t/*) take no API key: the signed token is the credential.
+  app.use(trackingRouter().routes());
   const api = buildApiRouter(handlers, deps.config.bodyLimitBytes);
   app.use(api.routes());
   app.use(
