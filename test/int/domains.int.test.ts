@@ -39,6 +39,9 @@ describe('domains API', () => {
     dns = await startDns();
     api = await startApi({ env: { DNS_SERVERS: dns.server, MX_HOST } });
     org = await seedOrg(api.deps.sql);
+    // Many quick requests with one key: keep the default rate limit out of these tests.
+    await api.deps.sql`
+      update organizations set rate_limit_per_second = 1000, rate_limit_burst = 1000 where id = ${org.organization.id}`;
   });
   after(async () => {
     await api.close();
@@ -281,6 +284,21 @@ describe('domains API', () => {
         404,
       );
       expect((await api.request('GET', '/keys/me', { token: org.key.token })).json.domains).not.to.include('gone.test');
+    });
+
+    it('refuses to delete a domain with messages not yet sent (409 invalid_state)', async () => {
+      const { json: d } = await create('busy.test');
+      await api.deps.sql`
+        insert into emails (id, org_id, domain_id, mode, from_address, from_email, message_id, status)
+        values ('em_busy', ${org.organization.id}, ${d.id}, 'live', 'a@busy.test', 'a@busy.test', 'em_busy@busy.test', 'queued')`;
+      const res = await api.request('DELETE', `/domains/${d.id}`, { token: org.key.token });
+      expect(res.status).to.equal(409);
+      expect(res.json.error).to.deep.equal({
+        code: 'invalid_state',
+        message: 'busy.test has 1 message(s) not yet sent; cancel them or wait before deleting the domain',
+      });
+      await api.deps.sql`update emails set status = 'sent' where id = 'em_busy'`;
+      expect((await api.request('DELETE', `/domains/${d.id}`, { token: org.key.token })).status).to.equal(200);
     });
 
     it("hides other organizations' domains and, for a restricted ADMIN key, domains outside its set", async () => {

@@ -92,7 +92,9 @@ describe('organization API', () => {
       [{ id: 'org_x' }, /body\.id is not a known field/],
     ];
     for (const [body, message] of cases) {
-      const res = await patch(body);
+      // A fresh key per case: the cases alone would exhaust one key's default burst of 20.
+      const admin = await org.mint({ permission: 'ADMIN' });
+      const res = await patch(body, admin.token);
       expect(res.status, JSON.stringify(body)).to.equal(422);
       expect(res.json.error.code).to.equal('validation_error');
       expect(res.json.error.message, JSON.stringify(body)).to.match(message);
