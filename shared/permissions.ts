@@ -40,8 +40,18 @@ const ROWS: Row[] = [
   ['POST', '/keys/:id/rotate', 'ADMIN', 'live', 'allow'],
 
   // organization
+  ['GET', '/organization', 'ADMIN', 'live', 'allow'],
+  // Org-wide settings reach beyond a restricted key's domains.
+  ['PATCH', '/organization', 'ADMIN', 'live', 'deny'],
 
   // domains
+  // A restricted key sees and manages only its own domains; a new domain is outside its set.
+  ['POST', '/domains', 'ADMIN', 'live', 'deny'],
+  ['GET', '/domains', 'ADMIN', 'live', 'scoped'],
+  ['GET', '/domains/:id', 'ADMIN', 'live', 'scoped'],
+  ['PATCH', '/domains/:id', 'ADMIN', 'live', 'scoped'],
+  ['DELETE', '/domains/:id', 'ADMIN', 'live', 'scoped'],
+  ['POST', '/domains/:id/verify', 'ADMIN', 'live', 'scoped'],
 
   // emails
 

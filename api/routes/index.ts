@@ -1,5 +1,6 @@
 // The literal list of route handler sets. Each key must match a row of shared/permissions.ts.
 import type { Handlers } from '../types.js';
+import { domainHandlers } from './domains.js';
 import { keyHandlers } from './keys.js';
 import { suppressionHandlers } from './suppressions.js';
 import { templateHandlers } from './templates.js';
@@ -8,4 +9,7 @@ export const allHandlers: Handlers = {
   ...keyHandlers,
   ...templateHandlers,
   ...suppressionHandlers,
+import { organizationHandlers } from './organization.js';
+  ...organizationHandlers,
+  ...domainHandlers,
 };

@@ -55,3 +55,92 @@ export async function findOrgDomains(db: Db, orgId: string, refs: string[]): Pro
   }
   return byRef;
 }
+
+/** A domain of the org by id or (already normalised) name. */
+export async function getOrgDomain(db: Db, orgId: string, ref: string): Promise<DomainRow | null> {
+  const [row] = await db<DomainRow[]>`
+    select * from domains where org_id = ${orgId} and (id = ${ref} or name = ${ref}) limit 1`;
+  return row ?? null;
+}
+
+export interface DomainPage {
+  limit: number;
+  after?: string | undefined;
+  before?: string | undefined;
+}
+
+/**
+ * Newest first, `after`/`before` ids, limit + 1 rows. `onlyIds` (a restricted key's domains)
+ * limits the list; null lists every domain of the org.
+ */
+export async function listDomainsPage(
+  db: Db,
+  orgId: string,
+  page: DomainPage,
+  onlyIds: string[] | null,
+): Promise<DomainRow[]> {
+  const scope = onlyIds ? db`and id = any(${onlyIds})` : db``;
+  if (page.before) {
+    const rows = await db<DomainRow[]>`
+      select * from domains where org_id = ${orgId} ${scope} and id > ${page.before}
+      order by id asc limit ${page.limit + 1}`;
+    return rows.reverse();
+  }
+  return await db<DomainRow[]>`
+    select * from domains where org_id = ${orgId} ${scope} ${page.after ? db`and id < ${page.after}` : db``}
+    order by id desc limit ${page.limit + 1}`;
+}
+
+/** Per-domain tracking overrides; null means "use the organization default". */
+export async function updateDomainTracking(
+  db: Db,
+  id: string,
+  patch: { track_opens?: boolean | null; track_clicks?: boolean | null },
+): Promise<DomainRow | null> {
+  const columns = (['track_opens', 'track_clicks'] as const).filter((c) => patch[c] !== undefined);
+  if (columns.length === 0) {
+    const [row] = await db<DomainRow[]>`select * from domains where id = ${id}`;
+    return row ?? null;
+  }
+  const [row] = await db<DomainRow[]>`
+    update domains set ${db(patch as Record<string, boolean | null>, columns)} where id = ${id} returning *`;
+  return row ?? null;
+}
+
+/**
+ * Stores the outcome of a DNS check. verified_at keeps the moment the domain first became
+ * verified in its current verified streak and is cleared when a check no longer verifies it.
+ * Throws the unique violation of domains_verified_name_key when another org owns the name.
+ */
+export async function saveDomainCheck(
+  db: Db,
+  id: string,
+  check: { status: DomainStatus; records: unknown[] },
+): Promise<DomainRow | null> {
+  const [row] = await db<DomainRow[]>`
+    update domains set status = ${check.status}, records = ${db.json(check.records as never)},
+      last_checked_at = now(),
+      verified_at = case when ${check.status} = 'verified' then coalesce(verified_at, now()) else null end
+    where id = ${id} returning *`;
+  return row ?? null;
+}
+
+/** True when another organization holds `name` verified (at most one may: inbound routing). */
+export async function isVerifiedElsewhere(db: Db, name: string, orgId: string): Promise<boolean> {
+  const [row] = await db`
+    select 1 from domains where name = ${name} and status = 'verified' and org_id <> ${orgId} limit 1`;
+  return row !== undefined;
+}
+
+/** Messages of the domain that still need its DKIM key (not yet handed over or finished). */
+export async function countUnfinishedDomainEmails(db: Db, domainId: string): Promise<number> {
+  const [row] = await db<{ n: number }[]>`
+    select count(*)::int as n from emails
+    where domain_id = ${domainId} and status in ('scheduled', 'queued', 'processing')`;
+  return row!.n;
+}
+
+export async function deleteDomain(db: Db, orgId: string, id: string): Promise<boolean> {
+  const rows = await db`delete from domains where org_id = ${orgId} and id = ${id} returning id`;
+  return rows.length > 0;
+}

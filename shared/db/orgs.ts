@@ -51,3 +51,33 @@ export async function countOrgs(db: Db): Promise<number> {
   const [row] = await db<{ n: number }[]>`select count(*)::int as n from organizations`;
   return row!.n;
 }
+
+/** Columns of the organization settings that PATCH /organization may change. */
+export interface OrgSettingsPatch {
+  name?: string;
+  sending_paused?: boolean;
+  sending_paused_reason?: string | null;
+  track_opens?: boolean;
+  track_clicks?: boolean;
+  rate_limit_per_second?: number;
+  rate_limit_burst?: number;
+  daily_cap?: number | null;
+  alert_rules?: unknown[];
+}
+
+/** Locks the row for a read-modify-write of its settings (call inside a transaction). */
+export async function getOrgForUpdate(db: Db, id: string): Promise<OrgRow | null> {
+  const [row] = await db<OrgRow[]>`select * from organizations where id = ${id} for update`;
+  return row ?? null;
+}
+
+export async function updateOrgSettings(db: Db, id: string, patch: OrgSettingsPatch): Promise<OrgRow | null> {
+  const values: Record<string, unknown> = { ...patch };
+  if (patch.alert_rules !== undefined) values.alert_rules = db.json(patch.alert_rules as never);
+  const columns = Object.keys(values).filter((c) => values[c] !== undefined);
+  if (columns.length === 0) return await getOrg(db, id);
+  const [row] = await db<OrgRow[]>`
+    update organizations set ${db(values as Record<string, never>, columns)}, updated_at = now()
+    where id = ${id} returning *`;
+  return row ?? null;
+}

@@ -1,0 +1,107 @@
+// `tern domain add`: adds a sending domain to an organization (DKIM key and records, as
+// POST /domains does) and prints the DNS records to publish. `--verified` is the operator
+// override that marks the domain verified without looking at DNS; it is logged
+// (DOMAIN_FORCE_VERIFIED) because it bypasses the ownership proof.
+//
+// The module follows the command interface of api/cli/command.ts (`Command`: name, summary,
+// options, run(values, ctx)) structurally, so that tern.ts registers it with
+// `...domainCommands` in its literal list.
+import { pino } from 'pino';
+import type { Config } from '../../../shared/config.js';
+import { getOrg } from '../../../shared/db/orgs.js';
+import type { Sql } from '../../../shared/db/pool.js';
+import type { DomainRecord } from '../../../shared/domains/records.js';
+import { DomainSetupError, provisionDomain } from '../../../shared/domains/setup.js';
+import type { Redis } from '../../../shared/redis.js';
+import { redisKeys } from '../../../shared/redis-keys.js';
+
+interface OptionSpec {
+  type: 'string' | 'boolean';
+  value?: string;
+  help: string;
+  required?: boolean;
+}
+
+type Values = Record<string, string | boolean | undefined>;
+
+/** The part of the CLI context (api/cli/command.ts `CliContext`) this command uses. */
+export interface DomainCliContext {
+  config(): Config;
+  sql(): Sql;
+  redis(): Promise<Redis>;
+  out(text: string): void;
+  json(value: unknown): void;
+}
+
+/** The command failed; tern.ts prints the message and exits 1. */
+export class DomainCommandError extends Error {
+  override name = 'DomainCommandError';
+}
+
+function describeSetupError(err: unknown, orgId: string): unknown {
+  if (!(err instanceof DomainSetupError)) return err;
+  if (err.kind === 'invalid_name') return new DomainCommandError(`--name: ${err.message}`);
+  if (err.kind === 'duplicate') return new DomainCommandError(`${err.message} (${orgId})`);
+  return new DomainCommandError(err.message);
+}
+
+/** Web processes cache each org's domains for ≤ 30 s; tell them now (as Authenticator.invalidateOrg). */
+async function announce(ctx: DomainCliContext, orgId: string): Promise<string | null> {
+  try {
+    const redis = await ctx.redis();
+    await redis.publish(redisKeys(ctx.config().redisPrefix).authInvalidate, `org:${orgId}`);
+    return null;
+  } catch (err) {
+    return `the domain is added, but running web processes could not be told on Redis (${(err as Error).message}); they see it within 30 s`;
+  }
+}
+
+function recordLines(records: DomainRecord[]): string[] {
+  return records.map((r) => {
+    const prio = r.priority !== undefined ? `${r.priority} ` : '';
+    const note = r.record === 'DMARC' ? '  (recommended)' : '';
+    return `  ${r.record.padEnd(10)}${r.name}  ${r.type}  ${prio}${r.value}${note}`;
+  });
+}
+
+export const domainAdd = {
+  name: 'domain add',
+  summary: 'add a sending domain to an organization and print the DNS records to publish',
+  options: {
+    org: { type: 'string', value: 'org_id', help: 'organization id', required: true },
+    name: { type: 'string', value: 'domain', help: 'domain name (IDNs are stored as A-labels)', required: true },
+    verified: { type: 'boolean', help: 'mark it verified without checking DNS (operator override, logged)' },
+    json: { type: 'boolean', help: 'print the result as JSON' },
+  } satisfies Record<string, OptionSpec>,
+  async run(values: Values, ctx: DomainCliContext): Promise<void> {
+    const orgId = String(values.org).trim();
+    const verified = values.verified === true;
+    const config = ctx.config();
+    const sql = ctx.sql();
+    if (!(await getOrg(sql, orgId))) throw new DomainCommandError(`organization ${orgId} not found`);
+    const domain = await provisionDomain(sql, config, { orgId, name: String(values.name), verified }).catch(
+      (err: unknown) => {
+        throw describeSetupError(err, orgId);
+      },
+    );
+    if (verified) {
+      // stderr: stdout carries the --json document.
+      const log = pino({ name: 'tern-cli', level: config.logLevel }, pino.destination({ dest: 2, sync: true }));
+      log.warn(
+        { event: 'DOMAIN_FORCE_VERIFIED', orgId, domainId: domain.id, domain: domain.name },
+        'domain marked verified by an operator without a DNS check',
+      );
+    }
+    const warning = await announce(ctx, orgId);
+    if (warning) process.stderr.write(`tern domain add: ${warning}\n`);
+    const records = domain.records as DomainRecord[];
+    if (values.json) {
+      return ctx.json({ domain: { id: domain.id, name: domain.name, status: domain.status, records } });
+    }
+    ctx.out(`Domain  ${domain.id}  ${domain.name}  ${domain.status}`);
+    ctx.out('Publish these DNS records, then verify (POST /api/v1/domains/<id>/verify):');
+    for (const line of recordLines(records)) ctx.out(line);
+  },
+};
+
+export const domainCommands = [domainAdd];

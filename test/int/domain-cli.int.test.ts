@@ -1,0 +1,67 @@
+// `tern domain add` through its command module, against the same database and Redis prefix as a
+// running API (as an operator runs it next to the web processes).
+import { expect } from 'chai';
+import { domainAdd, type DomainCliContext } from '../../api/cli/commands/domain.js';
+import { seedOrg, type SeededOrg } from '../helpers/seed.js';
+import { startApi, type TestApi } from '../helpers/stack.js';
+
+describe('tern domain add', () => {
+  let api: TestApi;
+  let org: SeededOrg;
+
+  before(async () => {
+    api = await startApi({ env: { MX_HOST: 'mx.cli.test' } });
+    org = await seedOrg(api.deps.sql);
+  });
+  after(async () => api.close());
+
+  function context(printed: { json: unknown[]; out: string[] }): DomainCliContext {
+    return {
+      config: () => api.config,
+      sql: () => api.deps.sql,
+      redis: async () => api.deps.redis,
+      out: (text) => void printed.out.push(text),
+      json: (value) => void printed.json.push(value),
+    };
+  }
+
+  it('--json prints the domain with its records; without --verified it stays pending', async () => {
+    const printed = { json: [] as unknown[], out: [] as string[] };
+    await domainAdd.run({ org: org.organization.id, name: 'Cli.Example', json: true }, context(printed));
+    expect(printed.json).to.have.length(1);
+    const { domain } = printed.json[0] as { domain: Record<string, unknown> & { records: { record: string }[] } };
+    expect(Object.keys(domain)).to.deep.equal(['id', 'name', 'status', 'records']);
+    expect(domain).to.include({ name: 'cli.example', status: 'pending' });
+    expect(domain.records.map((r) => r.record)).to.deep.equal(['DKIM', 'SPF', 'MX_BOUNCE', 'MX_REPLY', 'DMARC']);
+    expect(JSON.stringify(domain)).not.to.contain('PRIVATE');
+    const res = await api.request('GET', `/domains/${domain.id as string}`, { token: org.key.token });
+    expect(res.json.records).to.deep.equal(domain.records);
+  });
+
+  it('--verified marks it verified at once for running web processes', async () => {
+    const before = await api.request('GET', '/keys/me', { token: org.key.token });
+    expect(before.json.domains).not.to.include('forced.example');
+    const printed = { json: [] as unknown[], out: [] as string[] };
+    await domainAdd.run({ org: org.organization.id, name: 'forced.example', verified: true }, context(printed));
+    expect(printed.out[0]).to.match(/^Domain {2}dom_\S+ {2}forced\.example {2}verified$/);
+    expect(printed.out.join('\n')).to.contain('tern._domainkey.forced.example  TXT  v=DKIM1; k=rsa; p=');
+    expect(printed.out.join('\n')).to.contain('reply.forced.example  MX  10 mx.cli.test');
+    const after = await api.request('GET', '/keys/me', { token: org.key.token });
+    expect(after.json.domains).to.include('forced.example');
+  });
+
+  it('fails with a message naming the problem: unknown org, bad name, duplicate', async () => {
+    const ctx = context({ json: [], out: [] });
+    const failures: [Record<string, string | boolean>, RegExp][] = [
+      [{ org: 'org_nope', name: 'x.example' }, /organization org_nope not found/],
+      [{ org: org.organization.id, name: 'not a domain' }, /--name: "not a domain" is not a valid domain name/],
+      [{ org: org.organization.id, name: 'FORCED.example' }, /forced\.example already exists/],
+    ];
+    for (const [values, message] of failures) {
+      let caught: unknown;
+      await domainAdd.run(values, ctx).catch((err: unknown) => (caught = err));
+      expect(caught, JSON.stringify(values)).to.be.instanceOf(Error);
+      expect((caught as Error).message).to.match(message);
+    }
+  });
+});
