@@ -52,6 +52,7 @@ const ROWS: Row[] = [
   // webhooks
 
   // metrics
+  ['GET', '/metrics', 'ANY', 'any', 'scoped'],
 
   // inbound
 ];
