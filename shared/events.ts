@@ -113,13 +113,15 @@ export async function publishEvents(
   eventIds: string[],
 ): Promise<void> {
   if (eventIds.length === 0) return;
-  // Job ids = event ids: a second publication of the same event adds nothing.
+  // Job ids = event ids: a second publication of the same event adds nothing. Consumers are
+  // idempotent by event id, so retrying a failed job is always safe.
+  const opts = (eventId: string) => ({ jobId: eventId, attempts: 10, backoff: { type: 'exponential', delay: 1000 } });
   await Promise.all([
     queues[QUEUE_NAMES.webhookFanout].addBulk(
-      eventIds.map((eventId) => ({ name: 'event', data: { eventId }, opts: { jobId: eventId } })),
+      eventIds.map((eventId) => ({ name: 'event', data: { eventId }, opts: opts(eventId) })),
     ),
     queues[QUEUE_NAMES.metrics].addBulk(
-      eventIds.map((eventId) => ({ name: 'event', data: { eventId }, opts: { jobId: eventId } })),
+      eventIds.map((eventId) => ({ name: 'event', data: { eventId }, opts: opts(eventId) })),
     ),
   ]);
   await db`update events set published_at = now() where id = any(${eventIds}) and published_at is null`;

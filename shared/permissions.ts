@@ -72,6 +72,7 @@ const ROWS: Row[] = [
   // webhooks
 
   // metrics
+  ['GET', '/metrics', 'ANY', 'any', 'scoped'],
 
   // inbound
 ];

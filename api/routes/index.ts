@@ -12,4 +12,6 @@ export const allHandlers: Handlers = {
 import { organizationHandlers } from './organization.js';
   ...organizationHandlers,
   ...domainHandlers,
+import { metricsHandlers } from './metrics.js';
+  ...metricsHandlers,
 };

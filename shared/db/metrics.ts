@@ -1,0 +1,244 @@
+// Metrics rollups: counting a batch of events exactly once, and the reads of GET /metrics.
+import { COUNTERS, countersOf, zeroCounts, type Counter, type Counts } from '../metrics/counters.js';
+import type { Db, Sql } from './pool.js';
+
+export type Facet = 'provider' | 'key' | 'template' | 'kind';
+export const FACETS: readonly Facet[] = ['provider', 'key', 'template', 'kind'];
+
+/** One cell of the full grain; '' stands for "none" in every dimension. */
+export interface Grain {
+  orgId: string;
+  /** UTC day, YYYY-MM-DD */
+  day: string;
+  domainId: string;
+  provider: string;
+  keyId: string;
+  templateId: string;
+  kind: string;
+}
+
+export interface Delta extends Grain {
+  counts: Partial<Counts>;
+}
+
+type Acc = Map<string, { cols: string[]; counts: Counts }>;
+
+function add(acc: Acc, cols: string[], counts: Partial<Counts>): void {
+  const k = cols.join('\u0000');
+  let cell = acc.get(k);
+  if (!cell) acc.set(k, (cell = { cols, counts: zeroCounts() }));
+  for (const c of COUNTERS) cell.counts[c] += counts[c] ?? 0;
+}
+
+/** Sorted so that concurrent rollups lock rows in one order (no deadlocks). */
+function sorted(acc: Acc): { cols: string[]; counts: Counts }[] {
+  return [...acc.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, v]) => v);
+}
+
+function counterArrays(cells: { counts: Counts }[]): Record<Counter, number[]> {
+  const out = {} as Record<Counter, number[]>;
+  for (const c of COUNTERS) out[c] = cells.map((x) => x.counts[c]);
+  return out;
+}
+
+const SET_SUMS = COUNTERS.map((c) => `${c} = t.${c} + excluded.${c}`).join(', ');
+const COUNTER_LIST = COUNTERS.join(', ');
+const UNNEST_COUNTERS = COUNTERS.map((_, i) => `$${i + 1}::bigint[]`);
+
+async function upsert(
+  db: Db,
+  table: string,
+  keyCols: string[],
+  keyTypes: string[],
+  cells: { cols: string[]; counts: Counts }[],
+): Promise<void> {
+  if (cells.length === 0) return;
+  const counters = counterArrays(cells);
+  const keyArrays = keyCols.map((_, i) => cells.map((x) => x.cols[i]!));
+  const params = [...COUNTERS.map((c) => counters[c]), ...keyArrays];
+  const keyUnnest = keyCols.map((_, i) => `$${COUNTERS.length + i + 1}::${keyTypes[i]}[]`);
+  await db.unsafe(
+    `insert into ${table} as t (${[...keyCols, COUNTER_LIST].join(', ')})
+     select ${[...keyCols, COUNTER_LIST].join(', ')}
+     from unnest(${[...keyUnnest, ...UNNEST_COUNTERS].join(', ')}) as u(${[...keyCols, ...COUNTERS].join(', ')})
+     on conflict (${primaryKeys[table]}) do update set ${SET_SUMS}`,
+    params as never[],
+  );
+}
+
+const primaryKeys: Record<string, string> = {
+  metrics_daily: 'org_id, day, domain_id, provider, key_id, template_id, kind',
+  metrics_daily_totals: 'org_id, domain_id, day',
+  metrics_daily_facets: 'org_id, domain_id, facet, day, facet_key',
+};
+
+/**
+ * Adds counter deltas to the full grain and to the derived totals and facet rows (for the
+ * domain and for the organization total, domain ''), in one statement per table.
+ */
+export async function applyDeltas(db: Db, deltas: Delta[]): Promise<void> {
+  const grain: Acc = new Map();
+  const totals: Acc = new Map();
+  const facets: Acc = new Map();
+  for (const d of deltas) {
+    add(grain, [d.orgId, d.day, d.domainId, d.provider, d.keyId, d.templateId, d.kind], d.counts);
+    const values: Record<Facet, string> = { provider: d.provider, key: d.keyId, template: d.templateId, kind: d.kind };
+    for (const dom of d.domainId === '' ? [''] : [d.domainId, '']) {
+      add(totals, [d.orgId, dom, d.day], d.counts);
+      for (const f of FACETS) add(facets, [d.orgId, dom, f, d.day, values[f]], d.counts);
+    }
+  }
+  await upsert(
+    db,
+    'metrics_daily',
+    ['org_id', 'day', 'domain_id', 'provider', 'key_id', 'template_id', 'kind'],
+    ['text', 'date', 'text', 'text', 'text', 'text', 'text'],
+    sorted(grain),
+  );
+  await upsert(db, 'metrics_daily_totals', ['org_id', 'domain_id', 'day'], ['text', 'text', 'date'], sorted(totals));
+  await upsert(
+    db,
+    'metrics_daily_facets',
+    ['org_id', 'domain_id', 'facet', 'day', 'facet_key'],
+    ['text', 'text', 'text', 'date', 'text'],
+    sorted(facets),
+  );
+}
+
+interface ClaimedEvent {
+  id: string;
+  org_id: string;
+  mode: string;
+  type: string;
+  recipient_id: string | null;
+  bounce_type: string | null;
+  blocked: boolean;
+  domain_id: string | null;
+  provider: string | null;
+  key_id: string | null;
+  template_id: string | null;
+  kind: string | null;
+  created_at: Date;
+}
+
+/**
+ * Counts a batch of events exactly once: one transaction claims the events not yet counted
+ * (marking them), keeps only the first open/click per recipient, and applies the deltas. A batch
+ * processed twice counts once. Test-mode events are marked and never counted. Returns how many
+ * events this call counted.
+ */
+export async function rollupEvents(sql: Sql, eventIds: string[]): Promise<number> {
+  if (eventIds.length === 0) return 0;
+  const ids = [...new Set(eventIds)].sort();
+  return await sql.begin(async (tx) => {
+    const claimed = await tx<ClaimedEvent[]>`
+      update events set metrics_counted_at = now()
+      where id = any(${ids}) and metrics_counted_at is null
+      returning id, org_id, mode, type, recipient_id, bounce_type, blocked, domain_id, provider,
+                key_id, template_id, kind, created_at`;
+    const live = claimed.filter((e) => e.mode === 'live');
+    const firsts = await firstEngagements(tx, live);
+    const deltas: Delta[] = [];
+    for (const e of live) {
+      if (
+        (e.type === 'email.opened' || e.type === 'email.clicked') &&
+        e.recipient_id &&
+        !firsts.has(`${e.recipient_id}|${e.type}`)
+      ) {
+        continue;
+      }
+      const counts = countersOf(e as never);
+      if (Object.keys(counts).length === 0) continue;
+      deltas.push({
+        orgId: e.org_id,
+        day: e.created_at.toISOString().slice(0, 10),
+        domainId: e.domain_id ?? '',
+        provider: e.provider ?? '',
+        keyId: e.key_id ?? '',
+        templateId: e.template_id ?? '',
+        kind: e.kind ?? '',
+        counts,
+      });
+    }
+    await applyDeltas(tx, deltas);
+    return deltas.length;
+  });
+}
+
+async function firstEngagements(db: Db, events: ClaimedEvent[]): Promise<Set<string>> {
+  const pairs = new Map<string, [string, string]>();
+  for (const e of events) {
+    if ((e.type === 'email.opened' || e.type === 'email.clicked') && e.recipient_id) {
+      pairs.set(`${e.recipient_id}|${e.type}`, [e.recipient_id, e.type]);
+    }
+  }
+  if (pairs.size === 0) return new Set();
+  const list = [...pairs.values()].sort(([a, x], [b, y]) => (a + x < b + y ? -1 : 1));
+  const rows = await db<{ recipient_id: string; type: string }[]>`
+    insert into metrics_uniques (recipient_id, type)
+    select * from unnest(${list.map((p) => p[0])}::text[], ${list.map((p) => p[1])}::text[])
+    on conflict do nothing
+    returning recipient_id, type`;
+  return new Set(rows.map((r) => `${r.recipient_id}|${r.type}`));
+}
+
+/** Events never counted, older than `olderThanMs` (their jobs were lost): the sweeper recounts them. */
+export async function pendingEventIds(db: Db, olderThanMs: number, limit: number): Promise<string[]> {
+  const rows = await db<{ id: string }[]>`
+    select id from events
+    where metrics_counted_at is null and created_at < now() - make_interval(secs => ${olderThanMs / 1000})
+    order by id limit ${limit}`;
+  return rows.map((r) => r.id);
+}
+
+export interface DayRow extends Counts {
+  day: string;
+}
+
+const SUMS = COUNTERS.map((c) => `coalesce(sum(${c}), 0)::int as ${c}`).join(', ');
+
+/** One row per day that has data, for the domain (or '' = organization total). */
+export async function readSeries(db: Db, orgId: string, domainId: string, from: string, to: string): Promise<DayRow[]> {
+  return await db<DayRow[]>`
+    select to_char(day, 'YYYY-MM-DD') as day, ${db.unsafe(COUNTERS.map((c) => `${c}::int as ${c}`).join(', '))}
+    from metrics_daily_totals
+    where org_id = ${orgId} and domain_id = ${domainId} and day between ${from}::date and ${to}::date
+    order by day`;
+}
+
+export interface FacetRow extends Counts {
+  facet_key: string;
+}
+
+export async function readFacet(
+  db: Db,
+  orgId: string,
+  domainId: string,
+  facet: Facet,
+  from: string,
+  to: string,
+  key: string | null,
+): Promise<FacetRow[]> {
+  return await db<FacetRow[]>`
+    select facet_key, ${db.unsafe(SUMS)}
+    from metrics_daily_facets
+    where org_id = ${orgId} and domain_id = ${domainId} and facet = ${facet}
+      and day between ${from}::date and ${to}::date
+      ${key !== null ? db`and facet_key = ${key}` : db``}
+    group by facet_key
+    order by sum(sent) desc, facet_key`;
+}
+
+export async function keyNames(db: Db, orgId: string, ids: string[]): Promise<Map<string, string>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db<{ id: string; name: string }[]>`
+    select id, name from api_keys where org_id = ${orgId} and id = any(${ids})`;
+  return new Map(rows.map((r) => [r.id, r.name]));
+}
+
+export async function templateNames(db: Db, orgId: string, ids: string[]): Promise<Map<string, string>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db<{ id: string; name: string }[]>`
+    select id, name from templates where org_id = ${orgId} and id = any(${ids})`;
+  return new Map(rows.map((r) => [r.id, r.name]));
+}

@@ -1,0 +1,107 @@
+// Which event moves which counter (DESIGN §8), and the rates derived from the counters.
+
+import type { EventRow } from '../events.js';
+
+export const COUNTERS = [
+  'sent',
+  'delivered',
+  'bounced_hard',
+  'bounced_soft',
+  'complained',
+  'opened',
+  'clicked',
+  'unsubscribed',
+  'delayed',
+  'blocked',
+] as const;
+export type Counter = (typeof COUNTERS)[number];
+export type Counts = Record<Counter, number>;
+
+/** The eight counters of series and totals, in the spec's order, with their API names. */
+export const SERIES_FIELDS = [
+  ['sent', 'sent'],
+  ['delivered', 'delivered'],
+  ['bouncedHard', 'bounced_hard'],
+  ['bouncedSoft', 'bounced_soft'],
+  ['complained', 'complained'],
+  ['opened', 'opened'],
+  ['clicked', 'clicked'],
+  ['unsubscribed', 'unsubscribed'],
+] as const satisfies readonly (readonly [string, Counter])[];
+
+/** `by` rows carry two more. */
+export const FACET_FIELDS = [...SERIES_FIELDS, ['delayed', 'delayed'], ['blocked', 'blocked']] as const;
+
+export function zeroCounts(): Counts {
+  return {
+    sent: 0,
+    delivered: 0,
+    bounced_hard: 0,
+    bounced_soft: 0,
+    complained: 0,
+    opened: 0,
+    clicked: 0,
+    unsubscribed: 0,
+    delayed: 0,
+    blocked: 0,
+  };
+}
+
+export type CountedEvent = Pick<EventRow, 'type' | 'bounce_type' | 'blocked'>;
+
+/**
+ * The counters one live event adds. Opens and clicks are passed here only when they are the
+ * recipient's first (the caller decides, in the rollup transaction). An undetermined bounce is
+ * not an address fault, so it counts as soft.
+ */
+export function countersOf(e: CountedEvent): Partial<Counts> {
+  const c: Partial<Counts> = {};
+  switch (e.type) {
+    case 'email.sent':
+      c.sent = 1;
+      break;
+    case 'email.delivered':
+      c.delivered = 1;
+      break;
+    case 'email.bounced':
+      if (e.bounce_type === 'hard') c.bounced_hard = 1;
+      else c.bounced_soft = 1;
+      break;
+    case 'email.complained':
+      c.complained = 1;
+      break;
+    case 'email.opened':
+      c.opened = 1;
+      break;
+    case 'email.clicked':
+      c.clicked = 1;
+      break;
+    case 'email.unsubscribed':
+      c.unsubscribed = 1;
+      break;
+    case 'email.delivery_delayed':
+      c.delayed = 1;
+      break;
+    default:
+      break;
+  }
+  if (e.blocked) c.blocked = 1;
+  return c;
+}
+
+function pct(n: number, d: number): number {
+  return d === 0 ? 0 : Math.round((n / d) * 10000) / 100;
+}
+
+/** DESIGN §8: percentages rounded to 2 decimals, 0 when the denominator is 0. */
+export function ratesOf(t: Counts) {
+  return {
+    delivery: pct(t.delivered, t.sent),
+    bounce: pct(t.bounced_hard + t.bounced_soft, t.sent),
+    hardBounce: pct(t.bounced_hard, t.sent),
+    softBounce: pct(t.bounced_soft, t.sent),
+    complaint: pct(t.complained, t.delivered),
+    open: pct(t.opened, t.delivered),
+    click: pct(t.clicked, t.delivered),
+  };
+}
