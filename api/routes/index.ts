@@ -2,16 +2,16 @@
 import type { Handlers } from '../types.js';
 import { domainHandlers } from './domains.js';
 import { keyHandlers } from './keys.js';
+import { metricsHandlers } from './metrics.js';
+import { organizationHandlers } from './organization.js';
 import { suppressionHandlers } from './suppressions.js';
 import { templateHandlers } from './templates.js';
 
 export const allHandlers: Handlers = {
   ...keyHandlers,
-  ...templateHandlers,
-  ...suppressionHandlers,
-import { organizationHandlers } from './organization.js';
-  ...organizationHandlers,
   ...domainHandlers,
-import { metricsHandlers } from './metrics.js';
   ...metricsHandlers,
+  ...organizationHandlers,
+  ...suppressionHandlers,
+  ...templateHandlers,
 };
