@@ -23,6 +23,7 @@ const DOT_ATOM = new RegExp(`^${ATEXT}+(?:\\.${ATEXT}+)*$`);
 const QUOTED_LOCAL = /^"(?:[\x20\x21\x23-\x5b\x5d-\x7e]|\\[\x20-\x7e])*"$/;
 // An unquoted display name: words of atext, spaces and dots (dots are obsolete but universal),
 // or any non-ASCII text (RFC 6532).
+// eslint-disable-next-line no-control-regex -- control characters are exactly what is refused
 const PLAIN_NAME = /^[^"<>()[\]\\,;:@\x00-\x1f\x7f]+$/;
 const QUOTED_NAME = /^"((?:[^"\\\r\n]|\\[^\r\n])*)"$/;
 
