@@ -31,7 +31,7 @@ interface Done {
 }
 type Entry = InFlight | Done;
 
-function requestHash(method: string, path: string, body: unknown): string {
+export function requestHash(method: string, path: string, body: unknown): string {
   return createHash('sha256')
     .update(`${method} ${path}\n`)
     .update(JSON.stringify(body ?? null))
