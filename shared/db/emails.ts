@@ -145,7 +145,9 @@ export async function listEmails(db: Db, s: EmailScope, f: EmailFilters, page: P
     const rows = await db<EmailRow[]>`
       select e.* from emails e where ${where} and e.id > ${page.before}
       order by e.id asc limit ${page.limit + 1}`;
-    return rows.reverse();
+    // The page is the `limit` rows just after the cursor, newest first; the extra row (proof of
+    // has_more) stays last so that the list envelope drops it.
+    return [...rows.slice(0, page.limit).reverse(), ...rows.slice(page.limit)];
   }
   return await db<EmailRow[]>`
     select e.* from emails e where ${where} ${page.after ? db`and e.id < ${page.after}` : db``}
