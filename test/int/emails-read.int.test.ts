@@ -149,7 +149,7 @@ describe('emails: list, get, events, reschedule, cancel', () => {
       expect(await listed('tag=cat&limit=2')).to.deep.equal([ids[1], ids[0]]);
       expect(await listed('status=scheduled&kind=k1')).to.deep.equal([ids[2]]);
       expect(await listed('to=one@list.test')).to.deep.equal([ids[2], ids[0]]);
-      const [first] = await api.deps.sql`select created_at from emails where id = ${ids[0]}`;
+      const [first] = await api.deps.sql`select created_at from emails where id = ${ids[0]!}`;
       // created_at has microseconds; the next millisecond is strictly after the first message.
       const after = new Date(first!.created_at.getTime() + 1).toISOString();
       expect(await listed(`to=one@list.test&created_after=${after}`)).to.deep.equal([ids[2]]);
