@@ -67,6 +67,12 @@ const ROWS: Row[] = [
   ['POST', '/emails/:id/cancel', 'SEND', 'any', 'scoped'],
 
   // templates
+  ['POST', '/templates', 'SEND', 'any', 'allow'],
+  ['GET', '/templates', 'SEND', 'any', 'allow'],
+  ['GET', '/templates/:id', 'SEND', 'any', 'allow'],
+  ['PATCH', '/templates/:id', 'SEND', 'any', 'allow'],
+  ['POST', '/templates/:id/publish', 'SEND', 'any', 'allow'],
+  ['DELETE', '/templates/:id', 'FULL', 'any', 'allow'],
 
   // suppressions
 

@@ -38,7 +38,7 @@ export const batchHandler: Handler = async (ctx) => {
     try {
       const body = validateItem(raw);
       precheck('body', body);
-      const template = await resolveForSend(ctx.deps.sql, auth, 'body', body);
+      const template = await resolveForSend(ctx.deps.sql, auth, body);
       prepared.push(prepareEmail('body', body, { auth, now, template }));
     } catch (err) {
       if (!(err instanceof ApiError) || err.status >= 500) throw err;

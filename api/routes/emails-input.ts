@@ -9,6 +9,7 @@ import { scheduledReason } from '../../shared/db/emails.js';
 import { ApiError, validationError } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
 import { formatMailbox, parseMailbox, type Mailbox } from '../../shared/mail/addresses.js';
+import type { ResolvedTemplate } from '../../shared/templates.js';
 import { MAX_RECIPIENTS_PER_FIELD, type SendEmailBody } from '../schemas/emails.js';
 
 export const MAX_ATTACHMENT_BYTES = 40 * 1024 * 1024;
@@ -36,15 +37,6 @@ const RESERVED_HEADERS = new Set([
   'dkim-signature',
   'received',
 ]);
-
-/** What a template send resolves to (shared/templates.ts implements it). */
-export interface ResolvedTemplate {
-  subject: string;
-  html: string | null;
-  text: string | null;
-  from: string | null;
-  template: { id: string; slug: string; version: number | null };
-}
 
 export interface PreparedEmail {
   email: NewEmail;
@@ -180,6 +172,8 @@ export interface PrepareOptions {
 export function prepareEmail(where: string, body: SendEmailBody, opts: PrepareOptions): PreparedEmail {
   const { auth, now, template: tpl } = opts;
   contentRule(where, body);
+  const subject = body.subject ?? tpl?.subject ?? undefined;
+  if (subject === undefined) throw validationError(`${where}.subject is required (the template has none)`);
   const fromRaw = body.from ?? tpl?.from ?? undefined;
   if (!fromRaw) throw validationError(`${where}.from is required`);
   const [from] = mailboxes(where, 'from', [fromRaw]);
@@ -228,7 +222,7 @@ export function prepareEmail(where: string, body: SendEmailBody, opts: PrepareOp
     cc_addresses: fields.cc.map(formatMailbox),
     bcc_addresses: fields.bcc.map(formatMailbox),
     reply_to: replyTo.map(formatMailbox),
-    subject: tpl ? (body.subject ?? tpl.subject) : (body.subject ?? ''),
+    subject,
     html: tpl ? tpl.html : (body.html ?? null),
     text: tpl ? tpl.text : (body.text ?? null),
     headers,

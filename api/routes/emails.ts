@@ -120,7 +120,7 @@ export const emailHandlers: Handlers = {
     const auth = ctx.state.auth;
     const body = validateSend(ctx.state.body);
     precheck('body', body);
-    const template = await resolveForSend(ctx.deps.sql, auth, 'body', body);
+    const template = await resolveForSend(ctx.deps.sql, auth, body);
     const prepared = prepareEmail('body', body, { auth, now: Date.now(), template });
     await storeAndEnqueue({ ...ctx.deps, logger: ctx.state.log }, [prepared]);
     ctx.body = { id: prepared.email.id };

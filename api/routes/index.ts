@@ -2,8 +2,10 @@
 import type { Handlers } from '../types.js';
 import { emailHandlers } from './emails.js';
 import { keyHandlers } from './keys.js';
+import { templateHandlers } from './templates.js';
 
 export const allHandlers: Handlers = {
   ...keyHandlers,
   ...emailHandlers,
+  ...templateHandlers,
 };

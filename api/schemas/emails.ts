@@ -20,11 +20,11 @@ export interface AttachmentInput {
 export interface TemplateRef {
   id: string;
   version?: number;
-  variables?: Record<string, string | number | boolean>;
+  variables?: Record<string, string | number | boolean | null>;
 }
 
 export interface SendEmailBody {
-  from: string;
+  from?: string;
   to: string | string[];
   cc?: string | string[];
   bcc?: string | string[];
@@ -83,7 +83,9 @@ const commonProperties = {
       variables: {
         type: 'object',
         maxProperties: 200,
-        additionalProperties: { anyOf: [{ type: 'string' }, { type: 'number' }, { type: 'boolean' }] },
+        additionalProperties: {
+          anyOf: [{ type: 'string' }, { type: 'number' }, { type: 'boolean' }, { type: 'null' }],
+        },
       },
     },
   },
@@ -94,7 +96,7 @@ const commonProperties = {
 export const sendEmailSchema = {
   type: 'object',
   additionalProperties: false,
-  required: ['from', 'to'],
+  required: ['to'],
   properties: {
     ...commonProperties,
     attachments: {
@@ -120,7 +122,7 @@ export const sendEmailSchema = {
 export const batchItemSchema = {
   type: 'object',
   additionalProperties: false,
-  required: ['from', 'to'],
+  required: ['to'],
   properties: commonProperties,
 } as const;
 

@@ -217,6 +217,44 @@ describe('POST /emails', () => {
     expect(bad.status).to.equal(422);
   });
 
+  it('sends a published template: rendered content, template recorded, missing variable 422', async () => {
+    const created = await api.request('POST', '/templates', {
+      token: send.token,
+      body: {
+        name: 'Welcome',
+        slug: 'welcome',
+        subject: 'Hi {{name}}',
+        html: '<p>Hello {{name}}</p>',
+        text: 'Hello {{name}}',
+        from: 'Acme <hello@acme.test>',
+        variables: [{ key: 'name', type: 'string' }],
+      },
+    });
+    expect(created.status, created.text).to.equal(201);
+    const tplId = created.json.id as string;
+    expect((await api.request('POST', `/templates/${tplId}/publish`, { token: send.token })).status).to.equal(200);
+    const res = await post({ to: 'a@example.com', template: { id: 'welcome', variables: { name: '<Ann>' } } });
+    expect(res.status, res.text).to.equal(200);
+    const [email] = await api.deps.sql`select * from emails where id = ${res.json.id}`;
+    expect(email).to.include({
+      subject: 'Hi <Ann>',
+      html: '<p>Hello &lt;Ann&gt;</p>',
+      text: 'Hello <Ann>',
+      from_email: 'hello@acme.test',
+      template_id: tplId,
+      template_slug: 'welcome',
+      template_version: 1,
+    });
+    const got = await api.request('GET', `/emails/${res.json.id}`, { token: send.token });
+    expect(got.json.template).to.deep.equal({ id: tplId, slug: 'welcome', version: 1 });
+    const missing = await post({ to: 'a@example.com', template: { id: 'welcome' } });
+    expect(missing.status).to.equal(422);
+    expect(missing.json.error.message).to.contain('name');
+    const unknown = await post({ to: 'a@example.com', template: { id: 'nope' } });
+    expect(unknown.status).to.equal(422);
+    expect(unknown.json.error.message).to.contain('body.template');
+  });
+
   it('answers 200 and keeps the row when the enqueue fails after commit', async () => {
     const queue = api.deps.queues.delivery;
     const original = queue.add.bind(queue);
