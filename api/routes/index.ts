@@ -1,6 +1,7 @@
 // The literal list of route handler sets. Each key must match a row of shared/permissions.ts.
 import type { Handlers } from '../types.js';
 import { domainHandlers } from './domains.js';
+import { emailHandlers } from './emails.js';
 import { keyHandlers } from './keys.js';
 import { metricsHandlers } from './metrics.js';
 import { organizationHandlers } from './organization.js';
@@ -10,6 +11,7 @@ import { templateHandlers } from './templates.js';
 export const allHandlers: Handlers = {
   ...keyHandlers,
   ...domainHandlers,
+  ...emailHandlers,
   ...metricsHandlers,
   ...organizationHandlers,
   ...suppressionHandlers,
