@@ -32,6 +32,7 @@ function tern(api: TestApi, args: string[], env: Record<string, string> = {}): P
   });
 }
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
 function json(run: Run): any {
   expect(run.code, run.stderr).to.equal(0);
   return JSON.parse(run.stdout);
