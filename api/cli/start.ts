@@ -79,7 +79,13 @@ async function shutdown(code: number): Promise<never> {
   process.exit(supervisor?.failed ? 1 : code);
 }
 
+let firstSignalAt = 0;
+
 function onSignal(signal: NodeJS.Signals): void {
+  // A terminal's Ctrl-C reaches the whole foreground group, and `npm start` forwards it as
+  // well: the same keypress can arrive twice at once. Only a later signal forces.
+  if (stage > 0 && Date.now() - firstSignalAt < 1000) return;
+  if (stage === 0) firstSignalAt = Date.now();
   stage++;
   if (stage === 1) {
     say(`${signal}: stopping (send it again to force)`);
