@@ -1,6 +1,7 @@
 // `npm start` end to end: the launcher run from source (tsx) on an empty database, its first-run
 // demo key used against the web process it started, then stopped with SIGTERM.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
@@ -29,8 +30,14 @@ interface Launch {
   close: () => Promise<void>;
 }
 
-function launch(env: Record<string, string>): Launch {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'api/cli/start.ts'], {
+function launch(env: Record<string, string>, isolated = false): Launch {
+  const node = [process.execPath, '--import', 'tsx', 'api/cli/start.ts'];
+  // Isolated: a network namespace of its own whose only interface is loopback, i.e. a machine
+  // where nothing answers on the Postgres and Redis ports. `exec` keeps the launcher's pid.
+  const [cmd, ...args] = isolated
+    ? ['unshare', '-n', 'sh', '-c', `ip link set lo up && exec ${node.map((a) => `'${a}'`).join(' ')}`]
+    : node;
+  const child = spawn(cmd!, args, {
     env: { PATH: process.env.PATH, LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -119,6 +126,29 @@ describe('npm start', function () {
     expect({ code, signal }, l.output()).to.deep.equal({ code: 0, signal: null });
     expect(await portAnswers(port), 'the web process is gone').to.equal(false);
   }
+
+  it('on a machine where no Postgres or Redis answers, starts embedded ones under .data/', async function () {
+    if (process.getuid?.() !== 0 || spawnSync('unshare', ['-n', 'true']).status !== 0) this.skip();
+    const dir = await mkdtemp(join(tmpdir(), 'tern-iso-'));
+    await chmod(dir, 0o755);
+    const l = launch({ TERN_DATA_DIR: dir, PORT: '3000' }, true);
+    try {
+      await waitForOutput(l, 'Ctrl-C stops it.');
+      const out = l.output();
+      expect(out).to.match(/Postgres: postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:\d+\/tern \(embedded\)/);
+      expect(out).to.match(/Redis: redis:\/\/127\.0\.0\.1:\d+ \(embedded\)/);
+      expect(out)
+        .to.contain('created database tern')
+        .and.to.match(/ADMIN key\s+tern_live_/);
+      l.child.kill('SIGINT');
+      const { code } = await l.exited;
+      expect(code, l.output()).to.equal(0);
+      expect(existsSync(join(dir, 'postgres', 'postmaster.pid')), 'embedded Postgres stopped').to.equal(false);
+    } finally {
+      await l.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
 
   it('stops everything and exits 1 naming the process that died (web cannot listen)', async () => {
     const blocker: Server = createServer((s) => s.destroy());
