@@ -50,6 +50,12 @@ export async function getKey(db: Db, orgId: string, id: string): Promise<KeyRow 
   return row ?? null;
 }
 
+/** A key by id alone, whatever its organization (operator tools: `tern key revoke`). */
+export async function findKeyById(db: Db, id: string): Promise<KeyRow | null> {
+  const [row] = await db<KeyRow[]>`select ${db.unsafe(KEY_COLUMNS)} from api_keys k where k.id = ${id}`;
+  return row ?? null;
+}
+
 export interface Page {
   limit: number;
   after?: string | undefined;
