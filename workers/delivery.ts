@@ -29,6 +29,7 @@ import { eventOf, recordVerdict, type RecipientRef } from './delivery/record.js'
 import { scheduleNext, startSweeper, SWEEP_JOB } from './delivery/schedule.js';
 import { deliverLive, type Leased, type LiveContext } from './delivery/send.js';
 import { DEFAULT_THROTTLE, ProviderThrottle, type ThrottleOptions } from './delivery/throttle.js';
+import { loadTracker } from './delivery/tracker.js';
 import { simulate, type Verdict } from './delivery/verdict.js';
 
 /** An attempt with no recorded result older than this may be taken over by another job. */
@@ -177,11 +178,12 @@ export interface DeliveryWorkerOptions {
 export async function startDeliveryWorker(deps: WorkerDeps, opts: DeliveryWorkerOptions = {}): Promise<Worker> {
   const outbound = new Outbound(deps.config);
   const throttle = new ProviderThrottle(deps.redis, deps.redisKeys, opts.throttle ?? DEFAULT_THROTTLE);
+  const tracker = await loadTracker();
   const worker = new Worker<DeliveryJob>(
     QUEUE_NAMES.delivery,
     async (job: Job<DeliveryJob>) => {
       if (job.name === SWEEP_JOB) return await startSweeper.sweep(deps);
-      await processDelivery({ deps, outbound, throttle, jobId: job.id ?? job.data.emailId }, job.data);
+      await processDelivery({ deps, outbound, throttle, tracker, jobId: job.id ?? job.data.emailId }, job.data);
     },
     {
       connection: deps.bull,

@@ -6,7 +6,6 @@
 import DKIM from 'nodemailer/lib/dkim';
 import MailComposer from 'nodemailer/lib/mail-composer';
 import type { Readable } from 'node:stream';
-import { instrumentHtml, unsubscribeUrl } from '../tracking.js';
 import { unsubscribeMailbox } from './verp.js';
 
 export interface RenderEmail {
@@ -30,7 +29,17 @@ export interface RenderAttachment {
   content: Buffer;
 }
 
+/** The link helpers of shared/tracking.ts (injected: the web side owns the token format). */
+export interface Tracker {
+  instrumentHtml(
+    html: string,
+    o: { baseUrl: string; secret: string; emailId: string; recipientId: string; opens: boolean; clicks: boolean },
+  ): string;
+  unsubscribeUrl(p: { baseUrl: string; secret: string; emailId: string; recipientId: string }): string;
+}
+
 export interface Personalisation {
+  tracker: Tracker;
   recipientId: string;
   fromDomain: string;
   baseUrl: string;
@@ -41,7 +50,7 @@ export interface Personalisation {
 }
 
 /** Whether the rendered bytes depend on the recipient (then render once per recipient). */
-export function isPersonal(p: Omit<Personalisation, 'recipientId'>, html: string | null): boolean {
+export function isPersonal(p: Omit<Personalisation, 'recipientId' | 'tracker'>, html: string | null): boolean {
   return p.unsubscribe || ((p.opens || p.clicks) && html !== null);
 }
 
@@ -62,11 +71,11 @@ export async function composeMessage(
     const ids = { baseUrl: personal.baseUrl, secret: personal.secret, emailId: email.id };
     const token = { ...ids, recipientId: personal.recipientId };
     if (html !== null && (personal.opens || personal.clicks)) {
-      html = instrumentHtml(html, { ...token, opens: personal.opens, clicks: personal.clicks });
+      html = personal.tracker.instrumentHtml(html, { ...token, opens: personal.opens, clicks: personal.clicks });
     }
     if (personal.unsubscribe) {
       const mailbox = unsubscribeMailbox(personal.recipientId, personal.fromDomain, personal.secret);
-      headers['List-Unsubscribe'] = `<${unsubscribeUrl(token)}>, <mailto:${mailbox}?subject=unsubscribe>`;
+      headers['List-Unsubscribe'] = `<${personal.tracker.unsubscribeUrl(token)}>, <mailto:${mailbox}?subject=unsubscribe>`;
       headers['List-Unsubscribe-Post'] = 'List-Unsubscribe=One-Click';
     }
   }

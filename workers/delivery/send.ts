@@ -5,7 +5,7 @@ import type { DeliveryEmail, DeliveryRecipient } from '../../shared/db/delivery.
 import { listAttachments } from '../../shared/db/delivery.js';
 import { Outbound, type OutboundMessage } from '../../shared/mail/outbound/index.js';
 import { providerOf } from '../../shared/mail/providers.js';
-import { composeMessage, isPersonal, prepareRawMessage, signDkim } from '../../shared/mail/render.js';
+import { composeMessage, isPersonal, prepareRawMessage, signDkim, type Tracker } from '../../shared/mail/render.js';
 import { verpAddress } from '../../shared/mail/verp.js';
 import type { WorkerDeps } from '../deps.js';
 import type { RecipientRef } from './record.js';
@@ -19,6 +19,7 @@ export interface LiveContext {
   deps: WorkerDeps;
   outbound: Outbound;
   throttle: ProviderThrottle;
+  tracker: Tracker;
 }
 
 function ref(r: Leased, provider: string | null): RecipientRef {
@@ -26,7 +27,7 @@ function ref(r: Leased, provider: string | null): RecipientRef {
 }
 
 /** Builds the signed bytes for one recipient (or for all, with `recipientId` null). */
-export function makeRenderer(deps: WorkerDeps, email: DeliveryEmail) {
+export function makeRenderer(deps: WorkerDeps, tracker: Tracker, email: DeliveryEmail) {
   const opens = email.domain_track_opens ?? email.org_track_opens;
   const clicks = email.domain_track_clicks ?? email.org_track_clicks;
   const common = {
@@ -45,7 +46,7 @@ export function makeRenderer(deps: WorkerDeps, email: DeliveryEmail) {
   const render = async (recipientId: string | null): Promise<Buffer> => {
     if (email.raw_mime !== null) return await signDkim(prepareRawMessage(email.raw_mime, email.message_id), key);
     attachments ??= listAttachments(deps.sql, email.id);
-    const p = recipientId && personal ? { ...common, recipientId } : null;
+    const p = recipientId && personal ? { ...common, recipientId, tracker } : null;
     return await signDkim(await composeMessage(email, await attachments, p), key);
   };
   return (recipientId: string): Promise<Buffer> => {
@@ -63,7 +64,7 @@ export async function deliverLive(ctx: LiveContext, email: DeliveryEmail, leased
     }
     return;
   }
-  const renderFor = makeRenderer(deps, email);
+  const renderFor = makeRenderer(deps, ctx.tracker, email);
   const byDomain = new Map<string, Leased[]>();
   for (const r of leased) byDomain.set(r.domain, [...(byDomain.get(r.domain) ?? []), r]);
   await Promise.all(

@@ -80,7 +80,8 @@ export class Outbound {
         const info = await settle<{ response: string }>(pc, (cb) =>
           pc.conn.send({ from: m.from, to: [m.to] }, m.raw, (err, info) => cb(err ?? null, info)),
         );
-        const reply = parseReply(info.response) ?? { code: 250, enhanced: null, text: info.response };
+        const parsed = parseReply(info.response);
+        const reply = parsed.code !== 0 ? parsed : { code: 250, enhanced: null, text: info.response };
         await hooks.after(m, fromReply(reply, host));
       } catch (err) {
         const result = fromError(err, host);

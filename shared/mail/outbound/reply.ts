@@ -1,20 +1,8 @@
 // Turns nodemailer's SMTP answers and errors into AttemptResult values via the classifier.
-import { classifyConnectionError, classifyReply } from '../classify.js';
+import { classifyConnectionError, classifyReply, parseReply } from '../classify.js';
 import type { AttemptResult, SmtpReply } from './types.js';
 
-const ENHANCED = /^([245]\.\d{1,3}\.\d{1,3})\b\s*/;
-
-/** Parses "550 5.1.1 <a@b>: no such user" (possibly multi-line) into code, enhanced code and text. */
-export function parseReply(response: string): SmtpReply | null {
-  const lines = response.split(/\r?\n/).filter((l) => l.trim() !== '');
-  const first = /^(\d{3})[ -]?(.*)$/.exec(lines[0]?.trim() ?? '');
-  if (!first) return null;
-  const texts = lines.map((l) => l.trim().replace(/^\d{3}[ -]?/, ''));
-  const m = ENHANCED.exec(texts[0]!);
-  const enhanced = m ? m[1]! : null;
-  const text = texts.map((t) => t.replace(ENHANCED, '')).join(' ');
-  return { code: Number(first[1]), enhanced, text };
-}
+export { parseReply };
 
 export function oneLine(reply: SmtpReply): string {
   return `${reply.code}${reply.enhanced ? ` ${reply.enhanced}` : ''} ${reply.text}`.slice(0, 1000);
@@ -45,7 +33,8 @@ interface SmtpError {
 export function fromError(err: unknown, host: string | null): AttemptResult {
   const e = (err ?? {}) as SmtpError;
   if (typeof e.responseCode === 'number' && e.response) {
-    const reply = parseReply(e.response) ?? { code: e.responseCode, enhanced: null, text: e.response };
+    const parsed = parseReply(e.response);
+    const reply = parsed.code !== 0 ? parsed : { code: e.responseCode, enhanced: null, text: e.response };
     return fromReply(reply, host);
   }
   return connectionFailure(err, host);

@@ -1,18 +1,8 @@
 // What the outbound layer returns: SMTP outcomes are data, never exceptions (STYLE §7).
-export interface SmtpReply {
-  code: number;
-  enhanced: string | null;
-  text: string;
-}
+import type { ReplyClassification, SmtpReply } from '../classify.js';
 
-export interface Classification {
-  outcome: 'delivered' | 'deferred' | 'bounced';
-  bounceType?: 'hard' | 'soft';
-  /** SES bounce sub-type (bounced) or delay type (deferred). */
-  detail: string;
-  blocked: boolean;
-  throttle: boolean;
-}
+export type { SmtpReply };
+export type Classification = ReplyClassification;
 
 export interface AttemptResult {
   kind: 'delivered' | 'deferred' | 'bounced';
