@@ -87,6 +87,7 @@ export class ConnectionPool {
   private async connect(target: Target, key: string): Promise<PooledConnection> {
     const conn = new SMTPConnection({
       host: target.host,
+      servername: target.name,
       port: target.port,
       secure: target.secure,
       name: this.heloName,

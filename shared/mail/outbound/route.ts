@@ -60,9 +60,19 @@ export class Router {
         .map((m) => ({ ...m, r: Math.random() }))
         .sort((a, b) => a.priority - b.priority || a.r - b.r)
         .map((m) => m.exchange.replace(/\.$/, '').toLowerCase());
-      return { domain, targets: hosts.map(target), mxHosts: hosts };
+      const targets = (await Promise.all(hosts.map((h) => this.addresses(h)))).flatMap((addrs, i) =>
+        addrs.map((a) => ({ ...target(a), name: hosts[i] })),
+      );
+      return { domain, targets, mxHosts: hosts };
     }
     return await this.implicitMx(domain, target);
+  }
+
+  /** A/AAAA of an MX host; an unresolvable host is skipped (the next MX gets its chance). */
+  private async addresses(host: string): Promise<string[]> {
+    if (/^[\d.]+$|:/.test(host)) return [host];
+    const found = await Promise.allSettled([this.resolver.resolve4(host), this.resolver.resolve6(host)]);
+    return found.flatMap((r) => (r.status === 'fulfilled' ? r.value : []));
   }
 
   private async implicitMx(domain: string, target: (host: string) => Target): Promise<Route> {

@@ -25,7 +25,10 @@ export interface OutboundMessage {
 }
 
 export interface Target {
+  /** Address dialled (MX host names are resolved through DNS_SERVERS, never the system resolver). */
   host: string;
+  /** Name for TLS SNI and logs (the MX host name), when `host` is an address. */
+  name?: string;
   port: number;
   /** Implicit TLS (smtps://). */
   secure: boolean;
