@@ -19,7 +19,8 @@ describe('delivery worker (smarthost)', () => {
   before(async () => {
     api = await startApi();
     org = await seedOrg(api.deps.sql, { domains: [{ name: 'acme.test' }] });
-    await api.deps.sql`update domains set verified_at = now() - interval '60 days' where id = ${org.domains['acme.test']!.id}`;
+    await api.deps
+      .sql`update domains set verified_at = now() - interval '60 days' where id = ${org.domains['acme.test']!.id}`;
     await giveDkimKey(api.deps.sql, org.domains['acme.test']!.id);
     sink = await startSink(() => null, {
       disabledCommands: [],
@@ -44,8 +45,11 @@ describe('delivery worker (smarthost)', () => {
       to: [to],
     });
   const count = async (emailId: string, type: string) =>
-    (await api.deps.sql<{ n: number }[]>`select count(*)::int as n from events where email_id = ${emailId} and type = ${type}`)[0]!
-      .n;
+    (
+      await api.deps.sql<
+        { n: number }[]
+      >`select count(*)::int as n from events where email_id = ${emailId} and type = ${type}`
+    )[0]!.n;
 
   it('relays through the smarthost with AUTH over STARTTLS', async () => {
     const deps: WorkerDeps = workerDepsFor(api, { SMTP_SMARTHOST: smarthost });
@@ -59,7 +63,8 @@ describe('delivery worker (smarthost)', () => {
       const msg = sink.received.find((m) => m.rcptTo.includes('carol@gmail.com'))!;
       expect(msg.user).to.equal('relay');
       expect(msg.secure).to.equal(true);
-      const [ev] = await api.deps.sql`select provider from events where email_id = ${e.id} and type = 'email.delivered'`;
+      const [ev] = await api.deps
+        .sql`select provider from events where email_id = ${e.id} and type = 'email.delivered'`;
       expect(ev!.provider).to.equal('gmail');
     } finally {
       await worker.close();
@@ -101,7 +106,8 @@ describe('delivery worker (smarthost)', () => {
       await waitFor(async () => sink.dataEnded > ended, 'the message to reach DATA');
       first.kill('SIGKILL');
       await new Promise((r) => first.once('exit', r));
-      const [mid] = await api.deps.sql`select attempts, attempt_started_at from email_recipients where email_id = ${e.id}`;
+      const [mid] = await api.deps
+        .sql`select attempts, attempt_started_at from email_recipients where email_id = ${e.id}`;
       expect(mid!.attempts).to.equal(1);
       expect(mid!.attempt_started_at).to.be.instanceOf(Date);
       sink.stall = null;

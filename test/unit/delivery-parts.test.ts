@@ -17,7 +17,12 @@ describe('VERP tokens', () => {
   it('refuses a forged or altered token', () => {
     const t = verpToken(rid, SECRET);
     expect(parseVerpToken(t, 'y'.repeat(40))).to.equal(null);
-    expect(parseVerpToken(t.replace(/.$/, (c) => (c === 'a' ? 'b' : 'a')), SECRET)).to.equal(null);
+    expect(
+      parseVerpToken(
+        t.replace(/.$/, (c) => (c === 'a' ? 'b' : 'a')),
+        SECRET,
+      ),
+    ).to.equal(null);
     expect(parseVerpToken('rcp_01jabcdefghjkmnpqrstvwxyz1' + t.slice(30), SECRET)).to.equal(null);
     expect(parseVerpAddress('someone@acme.test', SECRET)).to.equal(null);
   });
