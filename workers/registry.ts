@@ -2,6 +2,7 @@
 // shared/queues.ts) and builds its BullMQ Worker.
 import type { Worker } from 'bullmq';
 import { QUEUE_NAMES } from '../shared/queues.js';
+import { startDeliveryWorker } from './delivery.js';
 import type { WorkerDeps } from './deps.js';
 import { startMetricsWorker } from './metrics.js';
 
@@ -11,3 +12,4 @@ export interface QueueConsumer {
 }
 
 export const registry: QueueConsumer[] = [{ queue: QUEUE_NAMES.metrics, start: (deps) => startMetricsWorker(deps) }];
+export const registry: QueueConsumer[] = [{ queue: QUEUE_NAMES.delivery, start: (deps) => startDeliveryWorker(deps) }];
