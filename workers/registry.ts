@@ -11,5 +11,7 @@ export interface QueueConsumer {
   start(deps: WorkerDeps): Worker | Promise<Worker>;
 }
 
-export const registry: QueueConsumer[] = [{ queue: QUEUE_NAMES.metrics, start: (deps) => startMetricsWorker(deps) }];
-export const registry: QueueConsumer[] = [{ queue: QUEUE_NAMES.delivery, start: (deps) => startDeliveryWorker(deps) }];
+export const registry: QueueConsumer[] = [
+  { queue: QUEUE_NAMES.delivery, start: (deps) => startDeliveryWorker(deps) },
+  { queue: QUEUE_NAMES.metrics, start: (deps) => startMetricsWorker(deps) },
+];
