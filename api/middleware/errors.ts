@@ -31,8 +31,12 @@ export function errorMiddleware(): Koa.Middleware<ApiState, ApiCustom> {
     ctx.state.log = ctx.deps.logger.child({ requestId: ctx.state.requestId });
     try {
       await next();
-      if (ctx.status === 404 && ctx.body == null) {
-        throw new ApiError('not_found', `No route for ${ctx.method} ${ctx.path}`);
+      if (ctx.body == null) {
+        if (ctx.status === 404) throw new ApiError('not_found', `No route for ${ctx.method} ${ctx.path}`);
+        // The router's allowedMethods set these (with an Allow header) for a known path.
+        if (ctx.status === 405 || ctx.status === 501) {
+          throw new ApiError('method_not_allowed', `${ctx.method} is not allowed on ${ctx.path}`);
+        }
       }
     } catch (err) {
       const apiErr = toApiError(err);
