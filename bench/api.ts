@@ -28,7 +28,9 @@ export async function run(measure: MeasureOptions): Promise<void> {
     const headers = { authorization: `Bearer ${org.key.token}` };
     const check = await fetch(`${tern.url}/api/v1/keys/me`, { headers });
     if (check.status !== 200) throw new Error(`bench/api: GET /keys/me answered ${check.status}`);
-    console.log(`bench/api: ${measure.pairs} pairs of ${measure.sliceSeconds} s slices, ${measure.connections} connections`);
+    console.log(
+      `bench/api: ${measure.pairs} pairs of ${measure.sliceSeconds} s slices, ${measure.connections} connections`,
+    );
     const s = await alternate(
       { name: 'koa', url: `${floor.url}/floor` },
       { name: 'tern', url: `${tern.url}/api/v1/keys/me`, headers },
