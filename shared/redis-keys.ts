@@ -9,6 +9,8 @@ export function redisKeys(prefix: string) {
     authInvalidate: `${prefix}:auth:invalidate`,
     /** Idempotency record of one (key, Idempotency-Key). */
     idempotency: (keyId: string, idemKey: string) => `${prefix}:idem:${keyId}:${idemKey}`,
+    /** Leases of the webhook deliveries in flight to one endpoint (per-endpoint concurrency cap). */
+    webhookSlots: (webhookId: string) => `${prefix}:whslots:${webhookId}`,
     /** BullMQ's own prefix for queues. */
     bullPrefix: `${prefix}:bull`,
   };
