@@ -74,7 +74,8 @@ function strings(v: unknown): string[] {
  * columns, and `data.{from, to, subject}`.
  */
 function receivedData(ev: EventForWebhook): ReceivedEventData {
-  const d = ev.data ?? {};
+  // Tolerates data stored as a JSON string (jsonb string) as well as an object.
+  const d = (typeof ev.data === 'string' ? JSON.parse(ev.data) : (ev.data ?? {})) as Record<string, unknown>;
   return {
     inbound_id: ev.inbound_id ?? (typeof d.inbound_id === 'string' ? d.inbound_id : ''),
     ...(present(ev.email_id) ? { email_id: ev.email_id } : {}),
