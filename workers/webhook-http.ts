@@ -21,8 +21,9 @@ export interface WebhookHttpOptions {
 export function createWebhookAgent(opts: WebhookHttpOptions): Agent {
   return new Agent({
     connect: guardedConnector({ lookup: opts.lookup, allowPrivate: opts.allowPrivate, timeoutMs: opts.timeoutMs }),
-    headersTimeout: opts.timeoutMs,
-    bodyTimeout: opts.timeoutMs,
+    // The total deadline (an abort in postWebhook) is what ends an attempt; these are backstops.
+    headersTimeout: opts.timeoutMs + 1000,
+    bodyTimeout: opts.timeoutMs + 1000,
     keepAliveTimeout: 4000,
   });
 }
@@ -45,7 +46,8 @@ async function readCapped(body: Dispatcher.ResponseData['body'], cap: number): P
 
 function describeError(err: unknown, timeoutMs: number, timedOut: boolean): string {
   if (err instanceof SsrfError) return `ssrf: ${err.message}`;
-  if (timedOut) return `timeout: no complete answer within ${timeoutMs} ms`;
+  const timeoutCodes = ['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT'];
+  if (timedOut || timeoutCodes.includes((err as { code?: string }).code ?? '')) return `timeout: no complete answer within ${timeoutMs} ms`;
   const e = err as { code?: string; message?: string; cause?: { code?: string; message?: string } };
   const cause = e.cause;
   if (cause instanceof SsrfError) return `ssrf: ${cause.message}`;
