@@ -24,6 +24,7 @@ describe('webhooks API (production URL rules)', () => {
   before(async () => {
     api = await startApi({ env: { WEBHOOK_ALLOW_PRIVATE: 'false' } });
     org = await seedOrg(api.deps.sql, { domains: [{ name: 'acme.test' }] });
+    await api.deps.sql`update organizations set rate_limit_per_second = 1000, rate_limit_burst = 1000`;
   });
   after(async () => api.close());
 
