@@ -46,7 +46,10 @@ export function checkWebhookUrl(raw: string, allowPrivate: boolean, field = 'bod
   if (u.username !== '' || u.password !== '') throw validationError(`${field} must not carry credentials`);
   if (u.hostname === '') throw validationError(`${field} must name a host`);
   const host = u.hostname.replace(/^\[|\]$/g, '');
-  if (!allowPrivate && (host === 'localhost' || host.endsWith('.localhost') || (isIP(host) && isForbiddenAddress(host)))) {
+  if (
+    !allowPrivate &&
+    (host === 'localhost' || host.endsWith('.localhost') || (isIP(host) && isForbiddenAddress(host)))
+  ) {
     throw validationError(`${field} must be a public address`);
   }
   u.hash = '';

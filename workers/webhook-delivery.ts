@@ -79,7 +79,7 @@ async function record(c: Ctx, d: DeliveryWithWebhook, attempt: number, r: HttpAt
     nextAttemptAt: nextAt,
   });
   if (ok) {
-    await markWebhookHealthy(c.deps.sql, d.webhook_id);
+    if (d.failing_since) await markWebhookHealthy(c.deps.sql, d.webhook_id);
     return null;
   }
   const log = { deliveryId: d.id, webhookId: d.webhook_id, attempt, error: r.error };
@@ -102,7 +102,7 @@ async function attemptDelivery(c: Ctx, job: Job<WebhookDeliveryJob>, token?: str
     return await sleepUntil(job, token, d.next_attempt_at.getTime());
   }
   if (!(await c.slots.acquire(d.webhook_id, d.id))) {
-    return await sleepUntil(job, token, Date.now() + 250 + Math.floor(Math.random() * 500));
+    return await sleepUntil(job, token, Date.now() + 50 + Math.floor(Math.random() * 200));
   }
   let nextAt: number | null;
   try {
@@ -116,32 +116,47 @@ async function attemptDelivery(c: Ctx, job: Job<WebhookDeliveryJob>, token?: str
   return 'done';
 }
 
-export function startWebhookDelivery(deps: WorkerDeps, options: WebhookDeliveryOptions = {}): Worker<WebhookDeliveryJob> {
+export function startWebhookDelivery(
+  deps: WorkerDeps,
+  options: WebhookDeliveryOptions = {},
+): Worker<WebhookDeliveryJob> {
   const opts: Ctx['opts'] = {
     schedule: options.schedule ?? DEFAULT_RETRY_SCHEDULE_MS,
     disableAfterMs: options.disableAfterMs ?? DEFAULT_DISABLE_AFTER_MS,
     timeoutMs: options.timeoutMs ?? 5000,
     maxResponseBytes: options.maxResponseBytes ?? 64 * 1024,
-    perEndpointLimit: options.perEndpointLimit ?? 8,
+    perEndpointLimit: options.perEndpointLimit ?? 32,
     concurrency: options.concurrency ?? 64,
     lookup: options.lookup ?? systemLookup,
     sweepIntervalMs: options.sweepIntervalMs ?? 30_000,
   };
   const agent = createWebhookAgent({ ...opts, allowPrivate: deps.config.webhookAllowPrivate });
   // The lease outlives the longest attempt, so only a dead worker's slot ever expires.
-  const slots = new EndpointSlots(deps.redis, deps.redisKeys.webhookSlots, opts.perEndpointLimit, opts.timeoutMs + 5000);
+  const slots = new EndpointSlots(
+    deps.redis,
+    deps.redisKeys.webhookSlots,
+    opts.perEndpointLimit,
+    opts.timeoutMs + 5000,
+  );
   const c: Ctx = { deps, opts, slots, agent };
-  const worker = new Worker<WebhookDeliveryJob>(QUEUE_NAMES.webhookDelivery, (job, token) => attemptDelivery(c, job, token), {
-    connection: deps.bull,
-    prefix: deps.redisKeys.bullPrefix,
-    concurrency: opts.concurrency,
-    // A stalled job (its worker died) comes back for one more attempt rather than failing.
-    maxStalledCount: 100,
-    ...(options.lockDurationMs ? { lockDuration: options.lockDurationMs } : {}),
-    ...(options.stalledIntervalMs ? { stalledInterval: options.stalledIntervalMs } : {}),
-  });
+  const worker = new Worker<WebhookDeliveryJob>(
+    QUEUE_NAMES.webhookDelivery,
+    (job, token) => attemptDelivery(c, job, token),
+    {
+      connection: deps.bull,
+      prefix: deps.redisKeys.bullPrefix,
+      concurrency: opts.concurrency,
+      // A stalled job (its worker died) comes back for one more attempt rather than failing.
+      maxStalledCount: 100,
+      ...(options.lockDurationMs ? { lockDuration: options.lockDurationMs } : {}),
+      ...(options.stalledIntervalMs ? { stalledInterval: options.stalledIntervalMs } : {}),
+    },
+  );
   worker.on('failed', (job, err) => {
-    deps.logger.error({ event: 'WEBHOOK_DELIVERY_JOB_FAILED', deliveryId: job?.data.deliveryId, err }, 'delivery job failed');
+    deps.logger.error(
+      { event: 'WEBHOOK_DELIVERY_JOB_FAILED', deliveryId: job?.data.deliveryId, err },
+      'delivery job failed',
+    );
   });
   worker.on('error', (err) => deps.logger.error({ event: 'WEBHOOK_DELIVERY_WORKER_ERROR', err }, 'worker error'));
   const stopSweeper = startDeliverySweeper(deps, opts.sweepIntervalMs);

@@ -47,7 +47,8 @@ async function readCapped(body: Dispatcher.ResponseData['body'], cap: number): P
 function describeError(err: unknown, timeoutMs: number, timedOut: boolean): string {
   if (err instanceof SsrfError) return `ssrf: ${err.message}`;
   const timeoutCodes = ['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT'];
-  if (timedOut || timeoutCodes.includes((err as { code?: string }).code ?? '')) return `timeout: no complete answer within ${timeoutMs} ms`;
+  if (timedOut || timeoutCodes.includes((err as { code?: string }).code ?? ''))
+    return `timeout: no complete answer within ${timeoutMs} ms`;
   const e = err as { code?: string; message?: string; cause?: { code?: string; message?: string } };
   const cause = e.cause;
   if (cause instanceof SsrfError) return `ssrf: ${cause.message}`;

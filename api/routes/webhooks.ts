@@ -1,6 +1,11 @@
 // Webhook endpoints (DESIGN §5 Webhooks, §7): management (ADMIN, live), the deliveries log,
 // manual retry and test sends. The signing secret is shown only on create and rotate.
-import { insertTestDelivery, listDeliveries, requeueDelivery, type ListedDelivery } from '../../shared/db/webhook-deliveries.js';
+import {
+  insertTestDelivery,
+  listDeliveries,
+  requeueDelivery,
+  type ListedDelivery,
+} from '../../shared/db/webhook-deliveries.js';
 import {
   deleteWebhook,
   getWebhook,
@@ -50,7 +55,9 @@ function render(w: WebhookRow) {
     status: w.status,
     disabled_reason: w.disabled_reason,
     previous_secret_expires_at:
-      w.previous_secret_expires_at && w.previous_secret_expires_at > new Date() ? iso(w.previous_secret_expires_at) : null,
+      w.previous_secret_expires_at && w.previous_secret_expires_at > new Date()
+        ? iso(w.previous_secret_expires_at)
+        : null,
     created_at: iso(w.created_at),
     updated_at: iso(w.updated_at),
   };
@@ -133,7 +140,13 @@ export const webhookHandlers: Handlers = {
 
   'POST /webhooks/:id/rotate-secret': async (ctx) => {
     const body = validateRotate(ctx.state.body);
-    const w = await rotateWebhookSecret(ctx.deps.sql, ctx.state.auth.org.id, ctx.params.id!, newSigningSecret(), body.expires_in);
+    const w = await rotateWebhookSecret(
+      ctx.deps.sql,
+      ctx.state.auth.org.id,
+      ctx.params.id!,
+      newSigningSecret(),
+      body.expires_in,
+    );
     if (!w) throw notFound('Webhook');
     ctx.body = { ...render(w), signing_secret: w.signing_secret };
   },
@@ -147,7 +160,8 @@ export const webhookHandlers: Handlers = {
 
   'POST /webhooks/:id/deliveries/:delivery_id/retry': async (ctx) => {
     const w = await loadOwn(ctx);
-    if (w.status !== 'enabled') throw new ApiError('invalid_state', 'Enable the webhook before retrying its deliveries');
+    if (w.status !== 'enabled')
+      throw new ApiError('invalid_state', 'Enable the webhook before retrying its deliveries');
     const d = await requeueDelivery(ctx.deps.sql, w.id, ctx.params.delivery_id!);
     if (!d) throw notFound('Delivery');
     await enqueueNow(ctx.deps.queues, d.id);

@@ -68,11 +68,13 @@ export interface DeliveryWithWebhook extends DeliveryRow {
   signing_secret: string;
   previous_secret: string | null;
   previous_secret_expires_at: Date | null;
+  failing_since: Date | null;
 }
 
 export async function loadDelivery(db: Db, id: string): Promise<DeliveryWithWebhook | null> {
   const [row] = await db<DeliveryWithWebhook[]>`
-    select d.*, w.url, w.status as webhook_status, w.signing_secret, w.previous_secret, w.previous_secret_expires_at
+    select d.*, w.url, w.status as webhook_status, w.signing_secret, w.previous_secret, w.previous_secret_expires_at,
+      w.failing_since
     from webhook_deliveries d join webhooks w on w.id = d.webhook_id
     where d.id = ${id}`;
   return row ?? null;
@@ -80,11 +82,13 @@ export async function loadDelivery(db: Db, id: string): Promise<DeliveryWithWebh
 
 /** Reserves the next attempt number before the request goes out, so a killed worker's attempt is counted. */
 export async function beginAttempt(db: Db, id: string): Promise<number> {
-  const [row] = await db<{ attempts: number }[]>`
-    update webhook_deliveries set attempts = attempts + 1, updated_at = now()
-    where id = ${id} returning attempts`;
-  await db`insert into webhook_attempts (delivery_id, attempt) values (${id}, ${row!.attempts})`;
-  return row!.attempts;
+  const [row] = await db<{ attempt: number }[]>`
+    with d as (
+      update webhook_deliveries set attempts = attempts + 1, updated_at = now()
+      where id = ${id} returning id, attempts)
+    insert into webhook_attempts (delivery_id, attempt) select id, attempts from d
+    returning attempt`;
+  return row!.attempt;
 }
 
 export interface AttemptOutcome {
@@ -98,10 +102,10 @@ export interface AttemptOutcome {
 
 export async function finishAttempt(db: Db, id: string, attempt: number, o: AttemptOutcome): Promise<void> {
   await db`
-    update webhook_attempts set finished_at = now(), status_code = ${o.statusCode},
-      latency_ms = ${o.latencyMs}, error = ${o.error}
-    where delivery_id = ${id} and attempt = ${attempt}`;
-  await db`
+    with a as (
+      update webhook_attempts set finished_at = now(), status_code = ${o.statusCode},
+        latency_ms = ${o.latencyMs}, error = ${o.error}
+      where delivery_id = ${id} and attempt = ${attempt})
     update webhook_deliveries set status = ${o.status}, next_attempt_at = ${o.nextAttemptAt},
       last_status_code = ${o.statusCode}, last_error = ${o.error}, updated_at = now(),
       completed_at = ${o.status === 'pending' ? null : new Date()}

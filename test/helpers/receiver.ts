@@ -67,7 +67,11 @@ export async function startReceiver(respond: Responder = () => 200): Promise<Rec
 }
 
 /** Polls `fn` until it returns a truthy value; throws after `ms`. */
-export async function until<T>(fn: () => Promise<T | null | undefined | false>, ms = 15_000, what = 'condition'): Promise<T> {
+export async function until<T>(
+  fn: () => Promise<T | null | undefined | false>,
+  ms = 15_000,
+  what = 'condition',
+): Promise<T> {
   const deadline = Date.now() + ms;
   for (;;) {
     const v = await fn();

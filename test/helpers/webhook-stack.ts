@@ -20,7 +20,12 @@ export interface WebhookStack {
 }
 
 export async function startWebhookStack(
-  opts: { delivery?: WebhookDeliveryOptions; respond?: Responder; env?: Record<string, string>; workers?: boolean } = {},
+  opts: {
+    delivery?: WebhookDeliveryOptions;
+    respond?: Responder;
+    env?: Record<string, string>;
+    workers?: boolean;
+  } = {},
 ): Promise<WebhookStack> {
   const api = await startApi(opts.env ? { env: opts.env } : {});
   const org = await seedOrg(api.deps.sql, { domains: [{ name: 'acme.test' }] });

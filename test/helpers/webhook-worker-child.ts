@@ -11,5 +11,8 @@ const worker = startWebhookDelivery(deps, { schedule: [200], lockDurationMs: 150
 await worker.waitUntilReady();
 process.stdout.write('ready\n');
 process.on('SIGTERM', () => {
-  void worker.close().then(() => deps.close()).then(() => process.exit(0));
+  void worker
+    .close()
+    .then(() => deps.close())
+    .then(() => process.exit(0));
 });

@@ -31,7 +31,12 @@ describe('webhooks API (production URL rules)', () => {
   it('creates an endpoint with every event type by default and shows the secret once', async () => {
     const res = await post({ url: 'https://hooks.example.com/tern', description: 'prod' });
     expect(res.status).to.equal(201);
-    expect(res.json).to.include({ object: 'webhook', url: 'https://hooks.example.com/tern', status: 'enabled', description: 'prod' });
+    expect(res.json).to.include({
+      object: 'webhook',
+      url: 'https://hooks.example.com/tern',
+      status: 'enabled',
+      description: 'prod',
+    });
     expect(res.json.id).to.match(/^wh_/);
     expect(res.json.events).to.deep.equal(ALL);
     expect(res.json.signing_secret).to.match(/^whsec_[A-Za-z0-9+/]{43}=$/);
@@ -64,7 +69,11 @@ describe('webhooks API (production URL rules)', () => {
       expect(res.json.error.code).to.equal('validation_error');
       expect(res.json.error.message).to.contain(field);
     }
-    const bad = await api.request('POST', '/webhooks', { token: org.key.token, raw: '{', headers: { 'content-type': 'application/json' } });
+    const bad = await api.request('POST', '/webhooks', {
+      token: org.key.token,
+      raw: '{',
+      headers: { 'content-type': 'application/json' },
+    });
     expect(bad.status).to.equal(400);
   });
 
@@ -77,10 +86,16 @@ describe('webhooks API (production URL rules)', () => {
     expect(patch.status).to.equal(200);
     expect(patch.json).to.include({ url: 'https://b.example.com/x', status: 'disabled', description: null });
     expect(patch.json.events).to.deep.equal(['email.bounced']);
-    const badPatch = await api.request('PATCH', `/webhooks/${wh.id}`, { token: org.key.token, body: { status: 'paused' } });
+    const badPatch = await api.request('PATCH', `/webhooks/${wh.id}`, {
+      token: org.key.token,
+      body: { status: 'paused' },
+    });
     expect(badPatch.status).to.equal(422);
     expect(badPatch.json.error.message).to.contain('body.status');
-    const rot = await api.request('POST', `/webhooks/${wh.id}/rotate-secret`, { token: org.key.token, body: { expires_in: 60 } });
+    const rot = await api.request('POST', `/webhooks/${wh.id}/rotate-secret`, {
+      token: org.key.token,
+      body: { expires_in: 60 },
+    });
     expect(rot.status).to.equal(200);
     expect(rot.json.signing_secret).to.not.equal(wh.signing_secret);
     expect(rot.json.previous_secret_expires_at).to.be.a('string');

@@ -27,7 +27,10 @@ describe('webhook per-endpoint concurrency cap', () => {
   it("keeps another endpoint's deliveries flowing while one endpoint hangs", async () => {
     await s.createWebhook({ url: `${s.receiver.url}/slow`, events: ['email.opened'] });
     await s.createWebhook({ url: `${s.receiver.url}/fast`, events: ['email.clicked'] });
-    const email = await seedEmail(s.api.deps.sql, { orgId: s.org.organization.id, domainId: s.org.domains['acme.test']!.id });
+    const email = await seedEmail(s.api.deps.sql, {
+      orgId: s.org.organization.id,
+      domainId: s.org.domains['acme.test']!.id,
+    });
     const slow = [];
     for (let i = 0; i < 8; i++) slow.push(await seedEvent(s.api.deps.sql, email, 'email.opened', 'ann@example.com'));
     await s.publish(slow.map((e) => e.id));

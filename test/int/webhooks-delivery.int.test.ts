@@ -90,7 +90,9 @@ describe('webhook delivery', () => {
     }
     const list = await deliveries(wh.id);
     expect(list).to.have.length(types.length);
-    expect(list.every((d) => d.status === 'succeeded' && d.attempts === 1 && d.last_status_code === 200)).to.equal(true);
+    expect(list.every((d) => d.status === 'succeeded' && d.attempts === 1 && d.last_status_code === 200)).to.equal(
+      true,
+    );
     expect(list[0].history[0]).to.include({ attempt: 1, status_code: 200, error: null });
     expect(list[0].history[0].latency_ms).to.be.a('number');
   });
@@ -165,7 +167,9 @@ describe('webhook delivery', () => {
     // Manual retry: same delivery id, same body, one more attempt.
     const previous = s.receiver.respond;
     s.receiver.respond = (r, n) => (r.path === '/fail' ? 200 : previous(r, n));
-    const retry = await s.api.request('POST', `/webhooks/${wh.id}/deliveries/${d.id}/retry`, { token: s.org.key.token });
+    const retry = await s.api.request('POST', `/webhooks/${wh.id}/deliveries/${d.id}/retry`, {
+      token: s.org.key.token,
+    });
     expect(retry.status).to.equal(202);
     const again = await s.receiver.waitFor(4, 15_000, (r) => r.path === '/fail');
     expect(again[3]!.headers['tern-delivery-id']).to.equal(d.id);

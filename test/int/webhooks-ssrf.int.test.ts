@@ -10,8 +10,15 @@ import { startWebhookStack, type WebhookStack } from '../helpers/webhook-stack.j
 
 // dns2 ships no types; the tiny part used here is typed by hand.
 interface Dns2 {
-  Packet: { TYPE: { A: number }; CLASS: { IN: number }; createResponseFromRequest(req: unknown): { answers: unknown[] } };
-  createServer(o: { udp: boolean; handle: (req: { questions: { name: string }[] }, send: (r: unknown) => void) => void }): {
+  Packet: {
+    TYPE: { A: number };
+    CLASS: { IN: number };
+    createResponseFromRequest(req: unknown): { answers: unknown[] };
+  };
+  createServer(o: {
+    udp: boolean;
+    handle: (req: { questions: { name: string }[] }, send: (r: unknown) => void) => void;
+  }): {
     listen(o: { udp: { port: number; address: string } }): Promise<void>;
     addresses(): { udp: { port: number } };
     close(): Promise<void>;
@@ -39,7 +46,8 @@ describe('webhook SSRF guard', () => {
         const res = dns2.Packet.createResponseFromRequest(req);
         const name = req.questions[0]?.name ?? '';
         const address = RECORDS[name];
-        if (address) res.answers.push({ name, type: dns2.Packet.TYPE.A, class: dns2.Packet.CLASS.IN, ttl: 60, address });
+        if (address)
+          res.answers.push({ name, type: dns2.Packet.TYPE.A, class: dns2.Packet.CLASS.IN, ttl: 60, address });
         send(res);
       },
     });
@@ -102,7 +110,10 @@ describe('webhook SSRF guard', () => {
         values (${`wh_${host.split('.')[0]!.toUpperCase().padEnd(26, '0')}`}, ${s.org.organization.id},
           ${`https://${host}:${(tcp.address() as AddressInfo).port}/hook`}, ${['email.sent']}, 'whsec_x')
         returning id`;
-      const email = await seedEmail(s.api.deps.sql, { orgId: s.org.organization.id, domainId: s.org.domains['acme.test']!.id });
+      const email = await seedEmail(s.api.deps.sql, {
+        orgId: s.org.organization.id,
+        domainId: s.org.domains['acme.test']!.id,
+      });
       await s.publish([(await seedEvent(s.api.deps.sql, email, 'email.sent', 'ann@example.com')).id]);
       const [d] = await until(
         async () => {
