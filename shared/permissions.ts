@@ -90,7 +90,16 @@ const ROWS: Row[] = [
   ['GET', '/suppressions/:id', 'SEND', 'any', 'scoped'],
   ['DELETE', '/suppressions/:id', 'FULL', 'live', 'scoped'],
 
-  // webhooks
+  // webhooks (org-wide: they carry every domain's events, so a domain-restricted key is refused)
+  ['POST', '/webhooks', 'ADMIN', 'live', 'deny'],
+  ['GET', '/webhooks', 'ADMIN', 'live', 'deny'],
+  ['GET', '/webhooks/:id', 'ADMIN', 'live', 'deny'],
+  ['PATCH', '/webhooks/:id', 'ADMIN', 'live', 'deny'],
+  ['DELETE', '/webhooks/:id', 'ADMIN', 'live', 'deny'],
+  ['POST', '/webhooks/:id/rotate-secret', 'ADMIN', 'live', 'deny'],
+  ['GET', '/webhooks/:id/deliveries', 'ADMIN', 'live', 'deny'],
+  ['POST', '/webhooks/:id/deliveries/:delivery_id/retry', 'ADMIN', 'live', 'deny'],
+  ['POST', '/webhooks/:id/test', 'ADMIN', 'live', 'deny'],
 
   // metrics
   ['GET', '/metrics', 'ANY', 'any', 'scoped'],

@@ -11,6 +11,8 @@ export function redisKeys(prefix: string) {
     idempotency: (keyId: string, idemKey: string) => `${prefix}:idem:${keyId}:${idemKey}`,
     /** Token bucket pacing outbound delivery to one mailbox provider (slowed by throttle replies). */
     providerBucket: (provider: string) => `${prefix}:prov:${provider}`,
+    /** Leases of the webhook deliveries in flight to one endpoint (per-endpoint concurrency cap). */
+    webhookSlots: (webhookId: string) => `${prefix}:whslots:${webhookId}`,
     /** BullMQ's own prefix for queues. */
     bullPrefix: `${prefix}:bull`,
   };

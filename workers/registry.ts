@@ -5,6 +5,8 @@ import { QUEUE_NAMES } from '../shared/queues.js';
 import { startDeliveryWorker } from './delivery.js';
 import type { WorkerDeps } from './deps.js';
 import { startMetricsWorker } from './metrics.js';
+import { webhookDeliveryConsumer } from './webhook-delivery.js';
+import { webhookFanoutConsumer } from './webhook-fanout.js';
 
 export interface QueueConsumer {
   queue: string;
@@ -15,3 +17,4 @@ export const registry: QueueConsumer[] = [
   { queue: QUEUE_NAMES.delivery, start: (deps) => startDeliveryWorker(deps) },
   { queue: QUEUE_NAMES.metrics, start: (deps) => startMetricsWorker(deps) },
 ];
+export const registry: QueueConsumer[] = [webhookFanoutConsumer, webhookDeliveryConsumer];

@@ -7,6 +7,7 @@ import { metricsHandlers } from './metrics.js';
 import { organizationHandlers } from './organization.js';
 import { suppressionHandlers } from './suppressions.js';
 import { templateHandlers } from './templates.js';
+import { webhookHandlers } from './webhooks.js';
 
 export const allHandlers: Handlers = {
   ...keyHandlers,
@@ -16,4 +17,5 @@ export const allHandlers: Handlers = {
   ...organizationHandlers,
   ...suppressionHandlers,
   ...templateHandlers,
+  ...webhookHandlers,
 };

@@ -1,0 +1,141 @@
+// The SSRF guard of webhook delivery (DESIGN §7): the address a webhook connection actually
+// dials is checked at connect time, after resolution, so that a public name resolving to a
+// private, loopback, link-local, CGNAT, multicast or metadata address (or one re-pointed after
+// the URL was validated) is refused before any packet is sent to it.
+import { promises as dns } from 'node:dns';
+import { BlockList, isIP } from 'node:net';
+import { buildConnector } from 'undici';
+
+export interface ResolvedAddress {
+  address: string;
+  family: 4 | 6;
+}
+
+/** Resolves a host name to every address it has (injected in tests to point at a local DNS). */
+export type LookupFn = (hostname: string) => Promise<ResolvedAddress[]>;
+
+export class SsrfError extends Error {
+  readonly code = 'ESSRF';
+  constructor(
+    readonly host: string,
+    readonly address: string,
+  ) {
+    super(`refused to connect to ${host} (${address}): not a public address`);
+    this.name = 'SsrfError';
+  }
+}
+
+const blocked = new BlockList();
+for (const [net, bits] of [
+  ['0.0.0.0', 8], // "this network", unspecified
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10], // CGNAT
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16], // link-local, cloud metadata 169.254.169.254
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24], // IETF protocol assignments
+  ['192.0.2.0', 24], // documentation
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15], // benchmarking
+  ['198.51.100.0', 24],
+  ['203.0.113.0', 24],
+  ['224.0.0.0', 4], // multicast
+  ['240.0.0.0', 4], // reserved, broadcast
+] as const) {
+  blocked.addSubnet(net, bits, 'ipv4');
+}
+for (const [net, bits] of [
+  ['::', 128], // unspecified
+  ['::1', 128], // loopback
+  ['fc00::', 7], // unique-local, includes the EC2 metadata address fd00:ec2::254
+  ['fe80::', 10], // link-local
+  ['ff00::', 8], // multicast
+  ['64:ff9b::', 96], // NAT64: embeds an IPv4 address that may be private
+  ['2001:db8::', 32], // documentation
+] as const) {
+  blocked.addSubnet(net, bits, 'ipv6');
+}
+
+/** The IPv4 address inside an IPv4-mapped (::ffff:a.b.c.d) or -compatible IPv6 address. */
+function embeddedV4(address: string): string | null {
+  const m = /^(?:0{0,4}:){0,5}(?:ffff:)?((?:\d{1,3}\.){3}\d{1,3})$/i.exec(address);
+  if (m) return m[1]!;
+  const hex = /^(?:0{0,4}:){0,5}ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i.exec(address.replace(/^::/, '0:0:0:0:0:'));
+  if (!hex) return null;
+  const hi = parseInt(hex[1]!, 16);
+  const lo = parseInt(hex[2]!, 16);
+  return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
+}
+
+/** True when `address` (an IP literal) is one a webhook must not reach. */
+export function isForbiddenAddress(address: string): boolean {
+  const family = isIP(address);
+  if (family === 4) return blocked.check(address, 'ipv4');
+  if (family !== 6) return true;
+  const v4 = embeddedV4(address.toLowerCase());
+  if (v4 !== null) return isIP(v4) !== 4 || blocked.check(v4, 'ipv4');
+  return blocked.check(address, 'ipv6');
+}
+
+export const systemLookup: LookupFn = async (hostname) =>
+  (await dns.lookup(hostname, { all: true, verbatim: true })).map((a) => ({
+    address: a.address,
+    family: a.family === 6 ? 6 : 4,
+  }));
+
+/** A lookup that asks the given DNS servers (host:port) directly, A then AAAA. */
+export function resolverLookup(servers: string[]): LookupFn {
+  const resolver = new dns.Resolver({ timeout: 2000, tries: 1 });
+  resolver.setServers(servers);
+  return async (hostname) => {
+    const [v4, v6] = await Promise.all([
+      resolver.resolve4(hostname).catch(() => [] as string[]),
+      resolver.resolve6(hostname).catch(() => [] as string[]),
+    ]);
+    const all = [
+      ...v4.map((address) => ({ address, family: 4 as const })),
+      ...v6.map((address) => ({ address, family: 6 as const })),
+    ];
+    if (all.length === 0) throw Object.assign(new Error(`no address for ${hostname}`), { code: 'ENOTFOUND' });
+    return all;
+  };
+}
+
+/**
+ * Resolves `host` and returns the address to dial. Every resolved address must be allowed (a
+ * name that also resolves to a private address is refused as a whole), unless `allowPrivate`.
+ */
+export async function resolveSafe(host: string, lookup: LookupFn, allowPrivate: boolean): Promise<ResolvedAddress> {
+  const bare = host.replace(/^\[|\]$/g, '');
+  const family = isIP(bare);
+  const addresses: ResolvedAddress[] = family ? [{ address: bare, family: family === 6 ? 6 : 4 }] : await lookup(bare);
+  if (addresses.length === 0) throw Object.assign(new Error(`no address for ${bare}`), { code: 'ENOTFOUND' });
+  if (!allowPrivate) {
+    const bad = addresses.find((a) => isForbiddenAddress(a.address));
+    if (bad) throw new SsrfError(bare, bad.address);
+  }
+  return addresses[0]!;
+}
+
+/**
+ * An undici connector that dials only the checked address: the host is resolved here, checked,
+ * and the socket opened to that IP (TLS still verifies the certificate against the host name).
+ */
+export function guardedConnector(opts: {
+  lookup: LookupFn;
+  allowPrivate: boolean;
+  timeoutMs: number;
+}): buildConnector.connector {
+  const base = buildConnector({ timeout: opts.timeoutMs });
+  return (options, callback) => {
+    const host = options.hostname;
+    resolveSafe(host, opts.lookup, opts.allowPrivate).then(
+      (resolved) => {
+        const bare = host.replace(/^\[|\]$/g, '');
+        const servername = options.servername ?? (isIP(bare) ? undefined : bare);
+        base({ ...options, hostname: resolved.address, ...(servername ? { servername } : {}) }, callback);
+      },
+      (err: Error) => callback(err, null),
+    );
+  };
+}

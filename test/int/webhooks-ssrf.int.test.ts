@@ -1,0 +1,132 @@
+import { createRequire } from 'node:module';
+import { createServer, type Server } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { expect } from 'chai';
+import { isForbiddenAddress, resolverLookup } from '../../shared/ssrf.js';
+import { until } from '../helpers/receiver.js';
+import { track } from '../helpers/resources.js';
+import { seedEmail, seedEvent } from '../helpers/webhook-seed.js';
+import { startWebhookStack, type WebhookStack } from '../helpers/webhook-stack.js';
+
+// dns2 ships no types; the tiny part used here is typed by hand.
+interface Dns2 {
+  Packet: {
+    TYPE: { A: number };
+    CLASS: { IN: number };
+    createResponseFromRequest(req: unknown): { answers: unknown[] };
+  };
+  createServer(o: {
+    udp: boolean;
+    handle: (req: { questions: { name: string }[] }, send: (r: unknown) => void) => void;
+  }): {
+    listen(o: { udp: { port: number; address: string } }): Promise<void>;
+    addresses(): { udp: { port: number } };
+    close(): Promise<void>;
+  };
+}
+const dns2 = createRequire(import.meta.url)('dns2') as Dns2;
+
+const RECORDS: Record<string, string> = {
+  'loopback.hooks.test': '127.0.0.1',
+  'metadata.hooks.test': '169.254.169.254',
+};
+
+describe('webhook SSRF guard', () => {
+  let s: WebhookStack;
+  let tcp: Server;
+  let connections = 0;
+  let dnsPort = 0;
+  let closeDns: () => Promise<void>;
+  let closeTcp: () => Promise<void>;
+
+  before(async () => {
+    const dnsServer = dns2.createServer({
+      udp: true,
+      handle: (req, send) => {
+        const res = dns2.Packet.createResponseFromRequest(req);
+        const name = req.questions[0]?.name ?? '';
+        const address = RECORDS[name];
+        if (address)
+          res.answers.push({ name, type: dns2.Packet.TYPE.A, class: dns2.Packet.CLASS.IN, ttl: 60, address });
+        send(res);
+      },
+    });
+    await dnsServer.listen({ udp: { port: 0, address: '127.0.0.1' } });
+    dnsPort = dnsServer.addresses().udp.port;
+    closeDns = track('dns2 server', () => dnsServer.close());
+    // A plain TCP listener stands where the webhook would land: it must never see a connection.
+    tcp = createServer((sock) => {
+      connections++;
+      sock.destroy();
+    });
+    tcp.listen(0, '127.0.0.1');
+    await new Promise<void>((r) => tcp.once('listening', r));
+    closeTcp = track('ssrf tcp', () => new Promise<void>((r) => tcp.close(() => r())));
+    s = await startWebhookStack({
+      workers: true,
+      env: { WEBHOOK_ALLOW_PRIVATE: 'false' },
+      delivery: { schedule: [], lookup: resolverLookup([`127.0.0.1:${dnsPort}`]) },
+    });
+  });
+  after(async () => {
+    await s.close();
+    await closeTcp();
+    await closeDns();
+  });
+
+  it('classifies private, loopback, link-local, CGNAT, multicast, metadata and mapped addresses', () => {
+    for (const a of [
+      '10.1.2.3',
+      '172.16.0.1',
+      '192.168.1.1',
+      '127.0.0.1',
+      '169.254.169.254',
+      '100.64.0.1',
+      '224.0.0.1',
+      '0.0.0.0',
+      '0.1.2.3',
+      '::1',
+      '::',
+      'fe80::1',
+      'fd00:ec2::254',
+      'fc00::1',
+      '::ffff:127.0.0.1',
+      '::ffff:a9fe:a9fe',
+      '::ffff:10.0.0.1',
+      'ff02::1',
+    ]) {
+      expect(isForbiddenAddress(a), a).to.equal(true);
+    }
+    for (const a of ['93.184.216.34', '8.8.8.8', '2606:4700::1111', '::ffff:8.8.8.8']) {
+      expect(isForbiddenAddress(a), a).to.equal(false);
+    }
+  });
+
+  for (const host of Object.keys(RECORDS)) {
+    it(`refuses ${host} (resolves to ${RECORDS[host]}) at connect time and records an SSRF error`, async () => {
+      // Inserted directly: the API would accept the name (it is public-looking); the guard must stop it.
+      const [wh] = await s.api.deps.sql<{ id: string }[]>`
+        insert into webhooks (id, org_id, url, events, signing_secret)
+        values (${`wh_${host.split('.')[0]!.toUpperCase().padEnd(26, '0')}`}, ${s.org.organization.id},
+          ${`https://${host}:${(tcp.address() as AddressInfo).port}/hook`}, ${['email.sent']}, 'whsec_x')
+        returning id`;
+      const email = await seedEmail(s.api.deps.sql, {
+        orgId: s.org.organization.id,
+        domainId: s.org.domains['acme.test']!.id,
+      });
+      await s.publish([(await seedEvent(s.api.deps.sql, email, 'email.sent', 'ann@example.com')).id]);
+      const [d] = await until(
+        async () => {
+          const rows = await s.api.deps.sql<{ status: string; last_error: string }[]>`
+            select status, last_error from webhook_deliveries where webhook_id = ${wh!.id} and status = 'failed'`;
+          return rows.length > 0 ? rows : null;
+        },
+        15_000,
+        'failed delivery',
+      );
+      expect(d!.last_error).to.match(/^ssrf: refused to connect to/);
+      expect(d!.last_error).to.contain(RECORDS[host]);
+      expect(connections).to.equal(0);
+    });
+  }
+});

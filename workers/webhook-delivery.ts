@@ -1,0 +1,171 @@
+// webhook-delivery: one job per delivery (job id = delivery id). Each run is one attempt:
+// load → check endpoint → take an endpoint slot → reserve the attempt → sign and POST → record →
+// schedule the next attempt (the same job, delayed) or end. Postgres holds the truth; the job only
+// says "look at this delivery now". A sweeper re-enqueues due deliveries whose job Redis lost.
+import { DelayedError, Worker, type Job } from 'bullmq';
+import {
+  abandonDelivery,
+  beginAttempt,
+  finishAttempt,
+  loadDelivery,
+  type DeliveryWithWebhook,
+} from '../shared/db/webhook-deliveries.js';
+import { markWebhookFailing, markWebhookHealthy } from '../shared/db/webhooks.js';
+import { QUEUE_NAMES, type WebhookDeliveryJob } from '../shared/queues.js';
+import { systemLookup, type LookupFn } from '../shared/ssrf.js';
+import { sign } from '../shared/webhook-signing.js';
+import { EndpointSlots } from '../shared/webhook-slots.js';
+import { DEFAULT_DISABLE_AFTER_MS, DEFAULT_RETRY_SCHEDULE_MS, retryDelay } from '../shared/webhooks.js';
+import type { WorkerDeps } from './deps.js';
+import type { QueueConsumer } from './registry.js';
+import { createWebhookAgent, postWebhook, type HttpAttemptResult } from './webhook-http.js';
+import { startDeliverySweeper } from './webhook-sweeper.js';
+
+export interface WebhookDeliveryOptions {
+  /** Waits before attempts 2, 3, … (ms); after the last, the delivery is `failed`. */
+  schedule?: number[];
+  disableAfterMs?: number;
+  timeoutMs?: number;
+  maxResponseBytes?: number;
+  /** Attempts in flight to one endpoint across all workers. */
+  perEndpointLimit?: number;
+  concurrency?: number;
+  lookup?: LookupFn;
+  sweepIntervalMs?: number;
+  lockDurationMs?: number;
+  stalledIntervalMs?: number;
+}
+
+interface Ctx {
+  deps: WorkerDeps;
+  opts: Required<Omit<WebhookDeliveryOptions, 'lockDurationMs' | 'stalledIntervalMs'>>;
+  slots: EndpointSlots;
+  agent: ReturnType<typeof createWebhookAgent>;
+}
+
+function signingSecrets(d: DeliveryWithWebhook, now: Date): string[] {
+  const secrets = [d.signing_secret];
+  if (d.previous_secret && d.previous_secret_expires_at && d.previous_secret_expires_at > now) {
+    secrets.push(d.previous_secret);
+  }
+  return secrets;
+}
+
+function headersFor(brand: string, d: DeliveryWithWebhook): Record<string, string> {
+  return {
+    'content-type': 'application/json',
+    'user-agent': `${brand}-webhooks/1`,
+    [`${brand}-signature`]: sign(d.body, signingSecrets(d, new Date())),
+    [`${brand}-delivery-id`]: d.id,
+    [`${brand}-event-type`]: d.event_type,
+  };
+}
+
+/** Puts the running job back to sleep until `at` (same job id), ending this run. */
+async function sleepUntil(job: Job, token: string | undefined, at: number): Promise<never> {
+  await job.moveToDelayed(at, token);
+  throw new DelayedError();
+}
+
+async function record(c: Ctx, d: DeliveryWithWebhook, attempt: number, r: HttpAttemptResult): Promise<number | null> {
+  const ok = r.error === null;
+  const delay = ok ? null : retryDelay(c.opts.schedule, attempt);
+  const nextAt = delay === null ? null : new Date(Date.now() + delay);
+  await finishAttempt(c.deps.sql, d.id, attempt, {
+    statusCode: r.statusCode,
+    latencyMs: r.latencyMs,
+    error: r.error,
+    status: ok ? 'succeeded' : nextAt ? 'pending' : 'failed',
+    nextAttemptAt: nextAt,
+  });
+  if (ok) {
+    if (d.failing_since) await markWebhookHealthy(c.deps.sql, d.webhook_id);
+    return null;
+  }
+  const log = { deliveryId: d.id, webhookId: d.webhook_id, attempt, error: r.error };
+  c.deps.logger.warn({ event: 'WEBHOOK_DELIVERY_FAILED', ...log, final: nextAt === null }, 'webhook attempt failed');
+  if (await markWebhookFailing(c.deps.sql, d.webhook_id, c.opts.disableAfterMs)) {
+    c.deps.logger.warn({ event: 'WEBHOOK_ENDPOINT_DISABLED', webhookId: d.webhook_id }, 'webhook endpoint disabled');
+  }
+  return nextAt?.getTime() ?? null;
+}
+
+async function attemptDelivery(c: Ctx, job: Job<WebhookDeliveryJob>, token?: string): Promise<string> {
+  const d = await loadDelivery(c.deps.sql, job.data.deliveryId);
+  if (!d || d.status !== 'pending') return 'nothing to do';
+  if (d.webhook_status !== 'enabled') {
+    await abandonDelivery(c.deps.sql, d.id, 'webhook endpoint is disabled');
+    return 'endpoint disabled';
+  }
+  // A duplicate wake-up (sweeper, a restarted worker) before the attempt is due waits for it.
+  if (d.next_attempt_at && d.next_attempt_at.getTime() > Date.now() + 1000) {
+    return await sleepUntil(job, token, d.next_attempt_at.getTime());
+  }
+  if (!(await c.slots.acquire(d.webhook_id, d.id))) {
+    return await sleepUntil(job, token, Date.now() + 50 + Math.floor(Math.random() * 200));
+  }
+  let nextAt: number | null;
+  try {
+    const attempt = await beginAttempt(c.deps.sql, d.id);
+    const result = await postWebhook(c.agent, d.url, d.body, headersFor(c.deps.config.brand, d), c.opts);
+    nextAt = await record(c, d, attempt, result);
+  } finally {
+    await c.slots.release(d.webhook_id, d.id).catch(() => {});
+  }
+  if (nextAt !== null) return await sleepUntil(job, token, nextAt);
+  return 'done';
+}
+
+export function startWebhookDelivery(
+  deps: WorkerDeps,
+  options: WebhookDeliveryOptions = {},
+): Worker<WebhookDeliveryJob> {
+  const opts: Ctx['opts'] = {
+    schedule: options.schedule ?? DEFAULT_RETRY_SCHEDULE_MS,
+    disableAfterMs: options.disableAfterMs ?? DEFAULT_DISABLE_AFTER_MS,
+    timeoutMs: options.timeoutMs ?? 5000,
+    maxResponseBytes: options.maxResponseBytes ?? 64 * 1024,
+    perEndpointLimit: options.perEndpointLimit ?? 32,
+    concurrency: options.concurrency ?? 64,
+    lookup: options.lookup ?? systemLookup,
+    sweepIntervalMs: options.sweepIntervalMs ?? 30_000,
+  };
+  const agent = createWebhookAgent({ ...opts, allowPrivate: deps.config.webhookAllowPrivate });
+  // The lease outlives the longest attempt, so only a dead worker's slot ever expires.
+  const slots = new EndpointSlots(
+    deps.redis,
+    deps.redisKeys.webhookSlots,
+    opts.perEndpointLimit,
+    opts.timeoutMs + 5000,
+  );
+  const c: Ctx = { deps, opts, slots, agent };
+  const worker = new Worker<WebhookDeliveryJob>(
+    QUEUE_NAMES.webhookDelivery,
+    (job, token) => attemptDelivery(c, job, token),
+    {
+      connection: deps.bull,
+      prefix: deps.redisKeys.bullPrefix,
+      concurrency: opts.concurrency,
+      // A stalled job (its worker died) comes back for one more attempt rather than failing.
+      maxStalledCount: 100,
+      ...(options.lockDurationMs ? { lockDuration: options.lockDurationMs } : {}),
+      ...(options.stalledIntervalMs ? { stalledInterval: options.stalledIntervalMs } : {}),
+    },
+  );
+  worker.on('failed', (job, err) => {
+    deps.logger.error(
+      { event: 'WEBHOOK_DELIVERY_JOB_FAILED', deliveryId: job?.data.deliveryId, err },
+      'delivery job failed',
+    );
+  });
+  worker.on('error', (err) => deps.logger.error({ event: 'WEBHOOK_DELIVERY_WORKER_ERROR', err }, 'worker error'));
+  const stopSweeper = startDeliverySweeper(deps, opts.sweepIntervalMs);
+  worker.on('closing', () => stopSweeper());
+  worker.on('closed', () => void agent.close().catch(() => {}));
+  return worker;
+}
+
+export const webhookDeliveryConsumer: QueueConsumer = {
+  queue: QUEUE_NAMES.webhookDelivery,
+  start: (deps) => startWebhookDelivery(deps),
+};
