@@ -16,5 +16,6 @@ export interface QueueConsumer {
 export const registry: QueueConsumer[] = [
   { queue: QUEUE_NAMES.delivery, start: (deps) => startDeliveryWorker(deps) },
   { queue: QUEUE_NAMES.metrics, start: (deps) => startMetricsWorker(deps) },
+  webhookFanoutConsumer,
+  webhookDeliveryConsumer,
 ];
-export const registry: QueueConsumer[] = [webhookFanoutConsumer, webhookDeliveryConsumer];

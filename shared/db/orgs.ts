@@ -80,6 +80,8 @@ export async function updateOrgSettings(db: Db, id: string, patch: OrgSettingsPa
     update organizations set ${db(values as Record<string, never>, columns)}, updated_at = now()
     where id = ${id} returning *`;
   return row ?? null;
+}
+
 /** Sets an organization's per-key request rate (callers then invalidate the org in the key cache). */
 export async function setOrgRateLimit(db: Db, orgId: string, limit: { perSecond: number; burst: number }) {
   await db`
