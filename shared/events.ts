@@ -96,7 +96,7 @@ export async function recordEvents(db: Db, events: NewEvent[]): Promise<EventRow
     kind: e.kind ?? null,
     provider: e.provider ?? null,
     blocked: e.blocked ?? false,
-    data: JSON.stringify(e.data ?? {}),
+    data: e.data ?? {},
     dedupe_key: e.dedupeKey,
     created_at: e.createdAt ?? now,
   }));
