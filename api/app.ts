@@ -7,6 +7,7 @@ import { ROUTES, routeId } from '../shared/permissions.js';
 import { errorMiddleware } from './middleware/errors.js';
 import { authorize } from './middleware/authorize.js';
 import { jsonBody } from './middleware/body.js';
+import { inboundIntake } from './routes/inbound-intake.js';
 import { allHandlers } from './routes/index.js';
 import type { ApiCustom, ApiState, AppDeps, Handlers } from './types.js';
 
@@ -36,6 +37,7 @@ export function createApp(deps: AppDeps, handlers: Handlers = allHandlers): Koa<
   app.silent = true; // errors are rendered and logged by errorMiddleware
   app.use(errorMiddleware());
   app.use(healthRoutes());
+  app.use(inboundIntake());
   const api = buildApiRouter(handlers, deps.config.bodyLimitBytes);
   app.use(api.routes());
   app.use(

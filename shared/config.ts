@@ -23,6 +23,10 @@ export interface Config {
   secretKey: string;
   /** Host name this install's MX answers on (the target of the MX records domains publish). */
   mxHost: string;
+  /** Largest inbound message the MX (and the HTTP intake) accepts. */
+  inboundMaxBytes: number;
+  /** Bearer secret of POST /api/v1/inbound/raw; null disables the HTTP intake. */
+  inboundSecret: string | null;
 }
 
 export class ConfigError extends Error {
@@ -121,6 +125,14 @@ export function loadConfig(env: Env = process.env): Config {
   if (!/^[A-Za-z0-9.-]{1,253}$/.test(mxHost)) {
     throw new ConfigError('MX_HOST', `must be a host name, got "${mxHost}"`);
   }
+  const inboundMax = str(env, 'INBOUND_MAX_BYTES', String(30 * 1024 * 1024));
+  if (!/^\d+$/.test(inboundMax) || Number(inboundMax) < 1024) {
+    throw new ConfigError('INBOUND_MAX_BYTES', `must be an integer ≥ 1024, got "${inboundMax}"`);
+  }
+  const inboundSecret = str(env, 'INBOUND_SECRET', '');
+  if (inboundSecret !== '' && inboundSecret.length < 24) {
+    throw new ConfigError('INBOUND_SECRET', 'must be at least 24 characters');
+  }
   return {
     databaseUrl: url(env, 'DATABASE_URL', 'postgres://postgres@127.0.0.1:5432/tern', ['postgres:', 'postgresql:'])!,
     redisUrl: url(env, 'REDIS_URL', 'redis://127.0.0.1:6379', ['redis:', 'rediss:'])!,
@@ -145,5 +157,7 @@ export function loadConfig(env: Env = process.env): Config {
     // Development default only: production refuses to start without SECRET_KEY (above).
     secretKey: secretKey || 'tern-development-secret-not-for-production-use',
     mxHost,
+    inboundMaxBytes: Number(inboundMax),
+    inboundSecret: inboundSecret || null,
   };
 }

@@ -1,11 +1,13 @@
 // The literal list of queues this worker process can consume. Each entry names its queue (from
-// shared/queues.ts) and builds its BullMQ Worker. Empty until the first queue lands.
+// shared/queues.ts) and builds its BullMQ Worker.
 import type { Worker } from 'bullmq';
+import { QUEUE_NAMES } from '../shared/queues.js';
 import type { WorkerDeps } from './deps.js';
+import { startInboundWorker } from './inbound.js';
 
 export interface QueueConsumer {
   queue: string;
   start(deps: WorkerDeps): Worker | Promise<Worker>;
 }
 
-export const registry: QueueConsumer[] = [];
+export const registry: QueueConsumer[] = [{ queue: QUEUE_NAMES.inbound, start: (deps) => startInboundWorker(deps) }];

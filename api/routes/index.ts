@@ -1,7 +1,9 @@
 // The literal list of route handler sets. Each key must match a row of shared/permissions.ts.
 import type { Handlers } from '../types.js';
+import { inboundHandlers } from './inbound.js';
 import { keyHandlers } from './keys.js';
 
 export const allHandlers: Handlers = {
   ...keyHandlers,
+  ...inboundHandlers,
 };
