@@ -46,8 +46,18 @@ const ROWS: Row[] = [
   // emails
 
   // templates
+  ['POST', '/templates', 'SEND', 'any', 'allow'],
+  ['GET', '/templates', 'SEND', 'any', 'allow'],
+  ['GET', '/templates/:id', 'SEND', 'any', 'allow'],
+  ['PATCH', '/templates/:id', 'SEND', 'any', 'allow'],
+  ['POST', '/templates/:id/publish', 'SEND', 'any', 'allow'],
+  ['DELETE', '/templates/:id', 'FULL', 'any', 'allow'],
 
   // suppressions
+  ['POST', '/suppressions', 'SEND', 'any', 'scoped'],
+  ['GET', '/suppressions', 'SEND', 'any', 'scoped'],
+  ['GET', '/suppressions/:id', 'SEND', 'any', 'scoped'],
+  ['DELETE', '/suppressions/:id', 'FULL', 'live', 'scoped'],
 
   // webhooks
 
