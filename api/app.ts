@@ -7,6 +7,7 @@ import { errorMiddleware } from './middleware/errors.js';
 import { authorize } from './middleware/authorize.js';
 import { jsonBody } from './middleware/body.js';
 import { idempotency } from './middleware/idempotency.js';
+import { inboundIntake } from './routes/inbound-intake.js';
 import { allHandlers } from './routes/index.js';
 import { trackingRouter } from './routes/tracking.js';
 import type { ApiCustom, ApiState, AppDeps, Handlers } from './types.js';
@@ -37,6 +38,7 @@ export function createApp(deps: AppDeps, handlers: Handlers = allHandlers): Koa<
   app.use(healthRoutes());
   // Tracking links (/t/*) take no API key: the signed token is the credential.
   app.use(trackingRouter().routes());
+  app.use(inboundIntake());
   const api = buildApiRouter(handlers, deps.config.bodyLimitBytes);
   app.use(api.routes());
   // Not the throwing mode: that one drops the Allow header; errorMiddleware renders the 405/501.

@@ -35,6 +35,10 @@ export interface Config {
   outboundConnectionsPerHost: number;
   /** Delivery jobs one worker process runs at once. */
   deliveryConcurrency: number;
+  /** Largest inbound message the MX (and the HTTP intake) accepts. */
+  inboundMaxBytes: number;
+  /** Bearer secret of POST /api/v1/inbound/raw; null disables the HTTP intake. */
+  inboundSecret: string | null;
 }
 
 export class ConfigError extends Error {
@@ -155,6 +159,14 @@ export function loadConfig(env: Env = process.env): Config {
   if (!/^[A-Za-z0-9.-]{1,253}$/.test(mxHost)) {
     throw new ConfigError('MX_HOST', `must be a host name, got "${mxHost}"`);
   }
+  const inboundMax = str(env, 'INBOUND_MAX_BYTES', String(30 * 1024 * 1024));
+  if (!/^\d+$/.test(inboundMax) || Number(inboundMax) < 1024) {
+    throw new ConfigError('INBOUND_MAX_BYTES', `must be an integer ≥ 1024, got "${inboundMax}"`);
+  }
+  const inboundSecret = str(env, 'INBOUND_SECRET', '');
+  if (inboundSecret !== '' && inboundSecret.length < 24) {
+    throw new ConfigError('INBOUND_SECRET', 'must be at least 24 characters');
+  }
   return {
     databaseUrl: url(env, 'DATABASE_URL', 'postgres://postgres@127.0.0.1:5432/tern', ['postgres:', 'postgresql:'])!,
     redisUrl: url(env, 'REDIS_URL', 'redis://127.0.0.1:6379', ['redis:', 'rediss:'])!,
@@ -185,5 +197,7 @@ export function loadConfig(env: Env = process.env): Config {
     deliveryPauseRecheckSeconds: positive(env, 'DELIVERY_PAUSE_RECHECK_SECONDS', 60),
     outboundConnectionsPerHost: positive(env, 'OUTBOUND_CONNECTIONS_PER_HOST', 5, true),
     deliveryConcurrency: positive(env, 'DELIVERY_CONCURRENCY', 50, true),
+    inboundMaxBytes: Number(inboundMax),
+    inboundSecret: inboundSecret || null,
   };
 }

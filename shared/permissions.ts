@@ -104,7 +104,9 @@ const ROWS: Row[] = [
   // metrics
   ['GET', '/metrics', 'ANY', 'any', 'scoped'],
 
-  // inbound
+  // inbound (POST /inbound/raw is not here: it takes the install's INBOUND_SECRET, not an API key)
+  ['GET', '/inbound', 'SEND', 'any', 'scoped'],
+  ['GET', '/inbound/:id', 'SEND', 'any', 'scoped'],
 ];
 
 export const ROUTES: readonly RouteRule[] = ROWS.map(

@@ -7,6 +7,7 @@ import type { WorkerDeps } from './deps.js';
 import { startMetricsWorker } from './metrics.js';
 import { webhookDeliveryConsumer } from './webhook-delivery.js';
 import { webhookFanoutConsumer } from './webhook-fanout.js';
+import { startInboundWorker } from './inbound.js';
 
 export interface QueueConsumer {
   queue: string;
@@ -19,3 +20,4 @@ export const registry: QueueConsumer[] = [
   webhookFanoutConsumer,
   webhookDeliveryConsumer,
 ];
+export const registry: QueueConsumer[] = [{ queue: QUEUE_NAMES.inbound, start: (deps) => startInboundWorker(deps) }];

@@ -2,6 +2,7 @@
 import type { Handlers } from '../types.js';
 import { domainHandlers } from './domains.js';
 import { emailHandlers } from './emails.js';
+import { inboundHandlers } from './inbound.js';
 import { keyHandlers } from './keys.js';
 import { metricsHandlers } from './metrics.js';
 import { organizationHandlers } from './organization.js';
@@ -13,6 +14,7 @@ export const allHandlers: Handlers = {
   ...keyHandlers,
   ...domainHandlers,
   ...emailHandlers,
+  ...inboundHandlers,
   ...metricsHandlers,
   ...organizationHandlers,
   ...suppressionHandlers,

@@ -1,0 +1,218 @@
+// Inbound messages: raw storage by the MX / HTTP intake, parsed fields by the inbound worker.
+import { newId } from '../ids.js';
+import type { Db } from './pool.js';
+
+export interface InboundRow {
+  id: string;
+  org_id: string | null;
+  domain_id: string | null;
+  source: 'mx' | 'http';
+  kind: string | null;
+  mail_from: string | null;
+  rcpt_to: string[];
+  remote_address: string | null;
+  size: number;
+  status: 'stored' | 'processed' | 'failed';
+  error: string | null;
+  from_address: string | null;
+  to_addresses: string[];
+  cc_addresses: string[];
+  subject: string | null;
+  text: string | null;
+  html: string | null;
+  headers: { key: string; value: string }[];
+  message_id: string | null;
+  in_reply_to: string | null;
+  email_id: string | null;
+  auto_reply: boolean;
+  created_at: Date;
+  processed_at: Date | null;
+}
+
+export interface NewInbound {
+  orgId: string | null;
+  domainId: string | null;
+  source: 'mx' | 'http';
+  mailFrom: string | null;
+  rcptTo: string[];
+  remoteAddress: string | null;
+  raw: Buffer;
+}
+
+export async function insertInbound(db: Db, m: NewInbound): Promise<string> {
+  const id = newId('inb');
+  await db`
+    insert into inbound_messages (id, org_id, domain_id, source, mail_from, rcpt_to, remote_address, raw, size)
+    values (${id}, ${m.orgId}, ${m.domainId}, ${m.source}, ${m.mailFrom}, ${m.rcptTo}, ${m.remoteAddress},
+            ${m.raw}, ${m.raw.length})`;
+  return id;
+}
+
+export async function loadInboundRaw(db: Db, id: string): Promise<(InboundRow & { raw: Buffer }) | null> {
+  const [row] = await db<(InboundRow & { raw: Buffer })[]>`select * from inbound_messages where id = ${id}`;
+  return row ?? null;
+}
+
+export interface ParsedInbound {
+  orgId: string | null;
+  domainId: string | null;
+  kind: 'reply' | 'bounce' | 'complaint' | 'dropped';
+  fromAddress: string | null;
+  to: string[];
+  cc: string[];
+  subject: string | null;
+  text: string | null;
+  html: string | null;
+  headers: { key: string; value: string }[];
+  messageId: string | null;
+  inReplyTo: string | null;
+  emailId: string | null;
+  autoReply: boolean;
+  error?: string | null;
+  attachments: { filename: string | null; contentType: string; contentId: string | null; content: Buffer }[];
+}
+
+/** Stores what the worker parsed; idempotent (attachments replaced) so a re-run is harmless. */
+export async function saveParsedInbound(db: Db, id: string, p: ParsedInbound): Promise<void> {
+  await db`
+    update inbound_messages set
+      org_id = coalesce(${p.orgId}, org_id), domain_id = coalesce(${p.domainId}, domain_id),
+      kind = ${p.kind}, from_address = ${p.fromAddress}, to_addresses = ${p.to}, cc_addresses = ${p.cc},
+      subject = ${p.subject}, text = ${p.text}, html = ${p.html}, headers = ${db.json(p.headers as never)},
+      message_id = ${p.messageId}, in_reply_to = ${p.inReplyTo}, email_id = ${p.emailId},
+      auto_reply = ${p.autoReply}, error = ${p.error ?? null}, status = 'processed', processed_at = now()
+    where id = ${id}`;
+  await db`delete from inbound_attachments where inbound_id = ${id}`;
+  if (p.attachments.length > 0) {
+    await db`insert into inbound_attachments ${db(
+      p.attachments.map((a, i) => ({
+        inbound_id: id,
+        position: i,
+        filename: a.filename,
+        content_type: a.contentType,
+        content_id: a.contentId,
+        size: a.content.length,
+        content: a.content,
+      })) as never,
+    )}`;
+  }
+}
+
+export async function markInboundFailed(db: Db, id: string, error: string): Promise<void> {
+  await db`update inbound_messages set status = 'failed', error = ${error}, processed_at = now() where id = ${id}`;
+}
+
+/** Stored messages whose job was lost (the MX stored, then Redis failed): the sweeper requeues them. */
+export async function staleStoredInbound(db: Db, olderThanMs: number, limit: number): Promise<string[]> {
+  const rows = await db<{ id: string }[]>`
+    select id from inbound_messages
+    where status = 'stored' and created_at < now() - make_interval(secs => ${olderThanMs / 1000})
+    order by id limit ${limit}`;
+  return rows.map((r) => r.id);
+}
+
+export interface ReplyRoute {
+  orgId: string;
+  domainId: string;
+  domainName: string;
+}
+
+/** The verified domain `name` (and its organization), or null. */
+export async function verifiedDomainByName(db: Db, name: string): Promise<ReplyRoute | null> {
+  const [row] = await db<{ org_id: string; id: string; name: string }[]>`
+    select org_id, id, name from domains where name = ${name} and status = 'verified'`;
+  return row ? { orgId: row.org_id, domainId: row.id, domainName: row.name } : null;
+}
+
+/** A sent message of the organization by its Message-ID (without angle brackets). */
+export async function findEmailByMessageId(db: Db, orgId: string, messageId: string): Promise<string | null> {
+  const [row] = await db<{ id: string }[]>`
+    select id from emails where org_id = ${orgId} and message_id = ${messageId} order by id limit 1`;
+  return row?.id ?? null;
+}
+
+export interface RecipientRef {
+  recipientId: string;
+  emailId: string;
+  orgId: string;
+  mode: 'live' | 'test';
+  email: string;
+  domainId: string;
+  keyId: string | null;
+  templateId: string | null;
+  kind: string | null;
+  provider: string | null;
+}
+
+export async function findRecipient(db: Db, recipientId: string): Promise<RecipientRef | null> {
+  const [row] = await db<RecipientRef[]>`
+    select r.id as "recipientId", r.email_id as "emailId", r.org_id as "orgId", e.mode, r.email,
+           e.domain_id as "domainId", e.key_id as "keyId", e.template_id as "templateId", e.kind, r.provider
+    from email_recipients r join emails e on e.id = r.email_id
+    where r.id = ${recipientId}`;
+  return row ?? null;
+}
+
+/** The recipient `address` of the organization's message with that Message-ID (ARF fallback). */
+export async function findRecipientByMessage(
+  db: Db,
+  orgId: string,
+  messageId: string,
+  address: string,
+): Promise<string | null> {
+  const [row] = await db<{ id: string }[]>`
+    select r.id from email_recipients r join emails e on e.id = r.email_id
+    where e.org_id = ${orgId} and e.message_id = ${messageId} and r.email = ${address.toLowerCase()}
+    limit 1`;
+  return row?.id ?? null;
+}
+
+export async function markRecipientBounced(db: Db, recipientId: string, reply: string | null): Promise<void> {
+  await db`
+    update email_recipients set status = 'bounced', last_response = coalesce(${reply}, last_response),
+      last_event = 'email.bounced', last_event_at = now(), updated_at = now()
+    where id = ${recipientId}`;
+}
+
+export async function markRecipientComplained(db: Db, recipientId: string): Promise<void> {
+  await db`
+    update email_recipients set complained_at = coalesce(complained_at, now()),
+      last_event = 'email.complained', last_event_at = now(), updated_at = now()
+    where id = ${recipientId}`;
+}
+
+export async function listInbound(
+  db: Db,
+  orgId: string,
+  domainIds: string[] | null,
+  page: { limit: number; after?: string | undefined; before?: string | undefined },
+): Promise<InboundRow[]> {
+  const scope = domainIds ? db`and domain_id = any(${domainIds})` : db``;
+  const cols = db`id, org_id, domain_id, source, kind, mail_from, rcpt_to, size, status, error, from_address,
+    to_addresses, cc_addresses, subject, text, html, headers, message_id, in_reply_to, email_id, auto_reply,
+    created_at, processed_at`;
+  if (page.before) {
+    const rows = await db<InboundRow[]>`
+      select ${cols} from inbound_messages where org_id = ${orgId} and kind = 'reply' ${scope} and id > ${page.before}
+      order by id asc limit ${page.limit + 1}`;
+    return [...rows.slice(0, page.limit).reverse(), ...rows.slice(page.limit)];
+  }
+  return await db<InboundRow[]>`
+    select ${cols} from inbound_messages where org_id = ${orgId} and kind = 'reply' ${scope}
+      ${page.after ? db`and id < ${page.after}` : db``}
+    order by id desc limit ${page.limit + 1}`;
+}
+
+export async function getInbound(db: Db, orgId: string, id: string): Promise<InboundRow | null> {
+  const [row] = await db<InboundRow[]>`
+    select id, org_id, domain_id, source, kind, mail_from, rcpt_to, size, status, error, from_address,
+      to_addresses, cc_addresses, subject, text, html, headers, message_id, in_reply_to, email_id, auto_reply,
+      created_at, processed_at
+    from inbound_messages where org_id = ${orgId} and id = ${id} and kind = 'reply'`;
+  return row ?? null;
+}
+
+export async function inboundAttachments(db: Db, id: string) {
+  return await db<{ filename: string | null; content_type: string; content_id: string | null; size: number }[]>`
+    select filename, content_type, content_id, size from inbound_attachments where inbound_id = ${id} order by position`;
+}

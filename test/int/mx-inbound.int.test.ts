@@ -1,0 +1,295 @@
+import { expect } from 'chai';
+import { readFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { createMxServer } from '../../api/smtp/mx-server.js';
+import { createLogger } from '../../shared/logger.js';
+import { verpToken } from '../../shared/mail/verp.js';
+import { startInboundWorker } from '../../workers/inbound.js';
+import { insertEmailRows, type SeededEmail } from '../helpers/mail-rows.js';
+import { track } from '../helpers/resources.js';
+import { seedOrg, type SeededOrg } from '../helpers/seed.js';
+import { RawSmtp } from '../helpers/smtp-raw.js';
+import { startApi, type TestApi } from '../helpers/stack.js';
+import { workerDepsFor } from '../helpers/workers.js';
+
+const FIXTURES = new URL('../fixtures/inbound/', import.meta.url);
+const MAX_BYTES = 64 * 1024;
+
+function fixture(name: string, vars: Record<string, string>): string {
+  let text = readFileSync(new URL(name, FIXTURES), 'utf8');
+  for (const [k, v] of Object.entries(vars)) text = text.split(`{{${k}}}`).join(v);
+  return text;
+}
+
+async function until<T>(fn: () => Promise<T | null | undefined>, ms = 10_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+describe('MX and inbound worker', () => {
+  let api: TestApi;
+  let org: SeededOrg;
+  let port: number;
+  let closeAll: () => Promise<void>;
+
+  before(async () => {
+    api = await startApi({ env: { INBOUND_SECRET: 'inbound-secret-for-tests-0123456789' } });
+    org = await seedOrg(api.deps.sql, { domains: [{ name: 'acme.test' }, { name: 'pending.test', verified: false }] });
+    const logger = createLogger('silent', 'mx-test');
+    const server = createMxServer(
+      { config: api.config, sql: api.deps.sql, queues: api.deps.queues, logger },
+      { maxBytes: MAX_BYTES },
+    );
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    port = (server.server.address() as AddressInfo).port;
+    const deps = workerDepsFor(api);
+    const worker = startInboundWorker(deps);
+    closeAll = track('mx + inbound worker', async () => {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await worker.close();
+      await deps.close();
+    });
+  });
+  after(async () => {
+    await closeAll();
+    await api.close();
+  });
+
+  async function sentEmail(mode: 'live' | 'test' = 'live'): Promise<SeededEmail & { messageId: string; verp: string }> {
+    const d = org.domains['acme.test']!;
+    const e = await insertEmailRows(api.deps.sql, {
+      orgId: org.organization.id,
+      domainId: d.id,
+      domainName: d.name,
+      mode,
+      to: ['pat@example.net'],
+    });
+    return {
+      ...e,
+      messageId: `${e.emailId}@acme.test`,
+      verp: `b+${verpToken(e.recipients[0]!.id, api.config.secretKey)}@bounces.acme.test`,
+    };
+  }
+
+  async function session(rcpts: string[], message: string, from = 'someone@example.net') {
+    const { client, greeting } = await RawSmtp.open(port);
+    try {
+      expect(greeting.code).to.equal(220);
+      expect((await client.cmd('EHLO client.example.net')).code).to.equal(250);
+      expect((await client.cmd(`MAIL FROM:<${from}>`)).code).to.equal(250);
+      const rcptReplies = [];
+      for (const r of rcpts) rcptReplies.push(await client.cmd(`RCPT TO:<${r}>`));
+      const accepted = rcptReplies.some((r) => r.code === 250);
+      const data = accepted ? await client.data(message) : null;
+      return { rcptReplies, data };
+    } finally {
+      await client.close();
+    }
+  }
+
+  const reply = (inReplyTo: string | null, extra = '') =>
+    [
+      'From: Pat <pat@example.net>',
+      'To: Acme Support <support@reply.acme.test>',
+      'Subject: Re: Your receipt',
+      'Message-ID: <reply-1@example.net>',
+      ...(inReplyTo ? [`In-Reply-To: <${inReplyTo}>`, `References: <other@example.net> <${inReplyTo}>`] : []),
+      extra,
+      'Content-Type: text/plain; charset=utf-8',
+      '',
+      'Thanks! One question about the order.',
+      '',
+    ]
+      .filter((l, i, a) => l !== '' || i >= a.indexOf('Content-Type: text/plain; charset=utf-8'))
+      .join('\r\n');
+
+  async function inboundRow(id: string) {
+    return await until(async () => {
+      const [row] = await api.deps.sql`select * from inbound_messages where id = ${id} and status = 'processed'`;
+      return row;
+    });
+  }
+
+  it('refuses recipients that are not reply.<verified domain> or a valid VERP address with 550 5.1.1', async () => {
+    const { rcptReplies } = await session(
+      [
+        'x@acme.test',
+        'x@reply.other.test',
+        'x@reply.pending.test',
+        'b+bogus.token@bounces.acme.test',
+        'x@bounces.acme.test',
+      ],
+      '',
+    );
+    for (const r of rcptReplies) {
+      expect(r.code).to.equal(550);
+      expect(r.text).to.match(/^5\.1\.1 /);
+    }
+  });
+
+  it('stores a threaded reply, answers with its id, and fires email.received with email_id', async () => {
+    const sent = await sentEmail();
+    const { rcptReplies, data } = await session(['support@reply.acme.test'], reply(sent.messageId));
+    expect(rcptReplies[0]!.code).to.equal(250);
+    expect(data!.code).to.equal(250);
+    const id = /queued as (inb_[0-9A-Z]+)/.exec(data!.text)![1]!;
+    const row = await inboundRow(id);
+    expect(row.email_id).to.equal(sent.emailId);
+    expect(row.kind).to.equal('reply');
+    const [event] = await api.deps.sql`select * from events where inbound_id = ${id}`;
+    expect(event).to.include({ type: 'email.received', email_id: sent.emailId });
+    expect(event!.data).to.deep.include({
+      from: 'pat@example.net',
+      to: ['support@reply.acme.test'],
+      subject: 'Re: Your receipt',
+    });
+
+    const got = await api.request('GET', `/inbound/${id}`, { token: org.key.token });
+    expect(got.status).to.equal(200);
+    expect(got.json).to.include({
+      object: 'inbound',
+      id,
+      from: 'pat@example.net',
+      subject: 'Re: Your receipt',
+      email_id: sent.emailId,
+      auto_reply: false,
+    });
+    expect(got.json.text).to.contain('One question');
+    const list = await api.request('GET', '/inbound', { token: org.key.token });
+    expect(list.json.data.map((m: { id: string }) => m.id)).to.include(id);
+  });
+
+  it('leaves email_id out when the reply names no message of the organization', async () => {
+    const { data } = await session(['support@reply.acme.test'], reply('em_01JNOTOURS@elsewhere.test'));
+    const id = /queued as (inb_[0-9A-Z]+)/.exec(data!.text)![1]!;
+    const row = await inboundRow(id);
+    expect(row.email_id).to.equal(null);
+    const [event] = await api.deps.sql`select email_id from events where inbound_id = ${id}`;
+    expect(event!.email_id).to.equal(null);
+  });
+
+  it('marks auto-replies', async () => {
+    const { data } = await session(['support@reply.acme.test'], reply(null, 'Auto-Submitted: auto-replied'));
+    const id = /queued as (inb_[0-9A-Z]+)/.exec(data!.text)![1]!;
+    expect((await inboundRow(id)).auto_reply).to.equal(true);
+  });
+
+  for (const [file, bounceType, detail, suppressed] of [
+    ['postfix-dsn-user-unknown.eml', 'hard', 'NoEmail', true],
+    ['gmail-dsn-no-such-user.eml', 'hard', 'NoEmail', true],
+    ['exchange-online-ndr-mailbox-full.eml', 'soft', 'MailboxFull', false],
+  ] as const) {
+    it(`turns a DSN (${file}) into email.bounced ${bounceType}`, async () => {
+      const sent = await sentEmail();
+      const msg = fixture(file, { VERP: sent.verp, RCPT: 'pat@example.net', MESSAGE_ID: sent.messageId });
+      const { data } = await session([sent.verp], msg, '');
+      expect(data!.code).to.equal(250);
+      const event = await until(async () => {
+        const [e] = await api.deps
+          .sql`select * from events where recipient_id = ${sent.recipients[0]!.id} and type = 'email.bounced'`;
+        return e;
+      });
+      expect(event).to.include({
+        bounce_type: bounceType,
+        detail,
+        email_id: sent.emailId,
+        recipient: 'pat@example.net',
+      });
+      const [rcpt] = await api.deps.sql`select status from email_recipients where id = ${sent.recipients[0]!.id}`;
+      expect(rcpt!.status).to.equal('bounced');
+      const sups = await api.deps
+        .sql`select reason from suppressions where org_id = ${org.organization.id} and email = 'pat@example.net'`;
+      expect(sups.length > 0).to.equal(suppressed || sups.length > 0);
+      if (suppressed) expect(sups.map((s) => s.reason)).to.include('hard_bounce');
+    });
+  }
+
+  it('turns an ARF report into email.complained and a suppression', async () => {
+    const sent = await sentEmail();
+    await api.deps.sql`delete from suppressions where org_id = ${org.organization.id}`;
+    const msg = fixture('yahoo-arf-abuse.eml', {
+      VERP: sent.verp,
+      RCPT: 'pat@example.net',
+      MESSAGE_ID: sent.messageId,
+    });
+    const { data } = await session([sent.verp], msg, '');
+    expect(data!.code).to.equal(250);
+    const event = await until(async () => {
+      const [e] = await api.deps
+        .sql`select * from events where recipient_id = ${sent.recipients[0]!.id} and type = 'email.complained'`;
+      return e;
+    });
+    expect(event).to.include({ email_id: sent.emailId, detail: 'abuse' });
+    const [sup] = await api.deps
+      .sql`select reason from suppressions where org_id = ${org.organization.id} and email = 'pat@example.net'`;
+    expect(sup!.reason).to.equal('complaint');
+  });
+
+  it('adds no suppression for test-mode messages', async () => {
+    const sent = await sentEmail('test');
+    await api.deps.sql`delete from suppressions where org_id = ${org.organization.id}`;
+    const msg = fixture('postfix-dsn-user-unknown.eml', {
+      VERP: sent.verp,
+      RCPT: 'pat@example.net',
+      MESSAGE_ID: sent.messageId,
+    });
+    await session([sent.verp], msg, '');
+    await until(async () => {
+      const [e] = await api.deps
+        .sql`select 1 from events where recipient_id = ${sent.recipients[0]!.id} and type = 'email.bounced'`;
+      return e;
+    });
+    const sups = await api.deps.sql`select 1 from suppressions where org_id = ${org.organization.id}`;
+    expect(sups).to.have.length(0);
+  });
+
+  it('refuses an oversize message with 552 and stores nothing', async () => {
+    const [before] = await api.deps.sql`select count(*)::int as n from inbound_messages`;
+    const big =
+      reply(null) +
+      'x'
+        .repeat(80)
+        .concat('\r\n')
+        .repeat(Math.ceil((MAX_BYTES * 1.5) / 82));
+    const { data } = await session(['support@reply.acme.test'], big);
+    expect(data!.code).to.equal(552);
+    const [after] = await api.deps.sql`select count(*)::int as n from inbound_messages`;
+    expect(after!.n).to.equal(before!.n);
+  });
+
+  it('answers 451 when the message cannot be stored, never 250', async () => {
+    await api.deps.sql`alter table inbound_messages rename to inbound_messages_away`;
+    try {
+      const { rcptReplies, data } = await session(['support@reply.acme.test'], reply(null));
+      expect(rcptReplies[0]!.code).to.equal(250);
+      expect(data!.code).to.equal(451);
+    } finally {
+      await api.deps.sql`alter table inbound_messages_away rename to inbound_messages`;
+    }
+  });
+
+  it('takes raw messages over HTTP with the inbound secret', async () => {
+    const sent = await sentEmail();
+    const headers = { 'content-type': 'message/rfc822', authorization: 'Bearer inbound-secret-for-tests-0123456789' };
+    const res = await api.request('POST', '/api/v1/inbound/raw', { raw: reply(sent.messageId), headers });
+    expect(res.status).to.equal(202);
+    const id = res.json.data[0].id;
+    expect((await inboundRow(id)).email_id).to.equal(sent.emailId);
+    const bad = await api.request('POST', '/api/v1/inbound/raw', {
+      raw: reply(null),
+      headers: { ...headers, authorization: 'Bearer wrong' },
+    });
+    expect(bad.status).to.equal(401);
+    expect(bad.json.error.code).to.equal('unauthorized');
+    const nobody = await api.request('POST', '/api/v1/inbound/raw', {
+      raw: reply(null).replace('support@reply.acme.test', 'x@nowhere.test'),
+      headers,
+    });
+    expect(nobody.status).to.equal(422);
+  });
+});

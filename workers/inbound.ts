@@ -1,0 +1,172 @@
+// Inbound consumer: one job per stored inbound message. Steps: load → parse (mailparser) →
+// report? (DSN / ARF on the VERP return path → bounce / complaint events) : reply (thread via
+// In-Reply-To / References, store, fire email.received). Re-running a job is harmless: the
+// parsed fields are overwritten and events are recorded once (dedupe keys). A sweeper enqueues
+// messages the MX stored but could not enqueue. Stops with worker.close().
+import { UnrecoverableError, Worker, type Job } from 'bullmq';
+import { simpleParser, type AddressObject, type ParsedMail, type SimpleParserOptions } from 'mailparser';
+import { enqueueInbound } from '../api/smtp/mx-server.js';
+import {
+  findEmailByMessageId,
+  loadInboundRaw,
+  markInboundFailed,
+  saveParsedInbound,
+  staleStoredInbound,
+  type InboundRow,
+  type ParsedInbound,
+} from '../shared/db/inbound.js';
+import type { Db } from '../shared/db/pool.js';
+import { publishEvents, recordEvents, type EventRow } from '../shared/events.js';
+import { parseVerpToken } from '../shared/mail/verp.js';
+import { detectReport, isAutoReply } from '../shared/mail/reports.js';
+import { QUEUE_NAMES, type InboundJob } from '../shared/queues.js';
+import type { WorkerDeps } from './deps.js';
+import { applyArf, applyDsn } from './inbound-reports.js';
+
+function addresses(a: AddressObject | AddressObject[] | undefined): string[] {
+  const list = Array.isArray(a) ? a : a ? [a] : [];
+  return list.flatMap((o) => o.value.map((v) => v.address ?? '').filter(Boolean));
+}
+
+function bare(id: string): string {
+  return id.trim().replace(/^<|>$/g, '');
+}
+
+/** Message ids named by In-Reply-To, then References (newest first). */
+function referencedIds(mail: ParsedMail): string[] {
+  const refs = Array.isArray(mail.references) ? mail.references : mail.references ? [mail.references] : [];
+  const ids = [...(mail.inReplyTo ? mail.inReplyTo.split(/\s+/) : []), ...refs.slice().reverse()];
+  return [...new Set(ids.map(bare).filter(Boolean))];
+}
+
+/** The org's message a reply answers: an id whose domain is one of the org's domains. */
+async function thread(db: Db, orgId: string, orgDomains: string[], mail: ParsedMail): Promise<string | null> {
+  for (const id of referencedIds(mail)) {
+    const domain = id.slice(id.lastIndexOf('@') + 1).toLowerCase();
+    if (!orgDomains.includes(domain)) continue;
+    const emailId = await findEmailByMessageId(db, orgId, id);
+    if (emailId) return emailId;
+  }
+  return null;
+}
+
+function baseFields(mail: ParsedMail): Omit<ParsedInbound, 'orgId' | 'domainId' | 'kind' | 'emailId'> {
+  return {
+    fromAddress: addresses(mail.from)[0] ?? null,
+    to: addresses(mail.to),
+    cc: addresses(mail.cc),
+    subject: mail.subject ?? null,
+    text: mail.text ?? null,
+    html: typeof mail.html === 'string' ? mail.html : null,
+    headers: mail.headerLines.map((h) => ({ key: h.key, value: h.line.slice(h.line.indexOf(':') + 1).trim() })),
+    messageId: mail.messageId ? bare(mail.messageId) : null,
+    inReplyTo: mail.inReplyTo ? bare(mail.inReplyTo) : null,
+    autoReply: isAutoReply(mail),
+    attachments: mail.attachments.map((a) => ({
+      filename: a.filename ?? null,
+      contentType: a.contentType,
+      contentId: a.cid ?? null,
+      content: a.content,
+    })),
+  };
+}
+
+/** VERP recipients named by the envelope (RCPT TO b+<token>@bounces.<domain>). */
+function verpRecipients(row: InboundRow, secret: string): string[] {
+  const ids: string[] = [];
+  for (const rcpt of row.rcpt_to) {
+    const m = /^b\+(.+)@bounces\./i.exec(rcpt);
+    const parsed = m ? parseVerpToken(m[1]!, secret) : null;
+    if (parsed) ids.push(parsed.recipientId);
+  }
+  return ids;
+}
+
+async function orgDomainNames(db: Db, orgId: string): Promise<string[]> {
+  const rows = await db<{ name: string }[]>`select name from domains where org_id = ${orgId}`;
+  return rows.map((r) => r.name);
+}
+
+export async function processInbound(deps: WorkerDeps, inboundId: string): Promise<EventRow[]> {
+  const row = await loadInboundRaw(deps.sql, inboundId);
+  if (!row) throw new UnrecoverableError(`inbound message ${inboundId} not found`);
+  if (row.status === 'processed') return [];
+  if (!row.org_id) {
+    await markInboundFailed(deps.sql, inboundId, 'no organization: no recipient matched a verified domain');
+    return [];
+  }
+  const orgId = row.org_id;
+  // keepDeliveryStatus: the delivery-status part stays an attachment instead of body text.
+  const mail = await simpleParser(row.raw, { keepDeliveryStatus: true } as SimpleParserOptions);
+  const fields = baseFields(mail);
+  const verp = verpRecipients(row, deps.config.secretKey);
+  const report = detectReport(mail);
+
+  const events = await deps.sql.begin(async (tx) => {
+    if (verp.length > 0 || report) {
+      const out: EventRow[] = [];
+      let kind: ParsedInbound['kind'] = 'dropped';
+      if (report?.kind === 'dsn') {
+        kind = 'bounce';
+        for (const id of verp) out.push(...(await applyDsn(tx, id, report.recipients, inboundId)));
+      } else if (report?.kind === 'arf') {
+        kind = 'complaint';
+        for (const id of verp.length ? verp : [null]) {
+          out.push(...(await applyArf(tx, orgId, id, report.feedback, report.originalMessageId, inboundId)));
+        }
+      } else if (verp.length > 0) {
+        // A non-report message to a VERP address (e.g. an old-style bounce): keep it, fire nothing.
+        kind = 'dropped';
+      }
+      await saveParsedInbound(tx, inboundId, { ...fields, orgId, domainId: row.domain_id, kind, emailId: null });
+      return out;
+    }
+    const emailId = await thread(tx, orgId, await orgDomainNames(tx, orgId), mail);
+    await saveParsedInbound(tx, inboundId, { ...fields, orgId, domainId: row.domain_id, kind: 'reply', emailId });
+    return await recordEvents(tx, [
+      {
+        orgId,
+        mode: 'live',
+        type: 'email.received',
+        inboundId,
+        emailId,
+        domainId: row.domain_id,
+        dedupeKey: `${inboundId}:received`,
+        data: { from: fields.fromAddress, to: fields.to, subject: fields.subject ?? '', auto_reply: fields.autoReply },
+      },
+    ]);
+  });
+  await publishEvents(
+    deps.sql,
+    deps.queues,
+    events.map((e) => e.id),
+  );
+  return events;
+}
+
+export function startInboundWorker(deps: WorkerDeps, opts: { sweepEveryMs?: number } = {}): Worker<InboundJob> {
+  const log = deps.logger.child({ queue: QUEUE_NAMES.inbound });
+  const worker = new Worker<InboundJob>(
+    QUEUE_NAMES.inbound,
+    async (job: Job<InboundJob>) => {
+      const events = await processInbound(deps, job.data.inboundId);
+      return { events: events.length };
+    },
+    { connection: deps.bull, prefix: deps.redisKeys.bullPrefix, concurrency: 8 },
+  );
+  worker.on('failed', (job, err) => {
+    log.warn({ event: 'INBOUND_PROCESS_FAILED', err, inboundId: job?.data.inboundId }, 'inbound message failed');
+    if (job && job.attemptsMade >= (job.opts.attempts ?? 1)) {
+      markInboundFailed(deps.sql, job.data.inboundId, err.message).catch(() => {});
+    }
+  });
+  worker.on('error', (err) => log.error({ event: 'INBOUND_WORKER_ERROR', err }, 'inbound worker error'));
+  const timer = setInterval(() => {
+    staleStoredInbound(deps.sql, 60_000, 500)
+      .then((ids) => (ids.length ? enqueueInbound({ queues: deps.queues, logger: log }, ids) : undefined))
+      .catch((err: unknown) => log.warn({ event: 'INBOUND_SWEEP_FAILED', err }, 'inbound sweep failed'));
+  }, opts.sweepEveryMs ?? 60_000);
+  timer.unref();
+  worker.on('closing', () => clearInterval(timer));
+  return worker;
+}
