@@ -29,7 +29,7 @@ import { eventOf, recordVerdict, type RecipientRef } from './delivery/record.js'
 import { scheduleNext, startSweeper, SWEEP_JOB } from './delivery/schedule.js';
 import { deliverLive, type Leased, type LiveContext } from './delivery/send.js';
 import { DEFAULT_THROTTLE, ProviderThrottle, type ThrottleOptions } from './delivery/throttle.js';
-import { loadTracker } from './delivery/tracker.js';
+import * as tracker from '../shared/tracking.js';
 import { simulate, type Verdict } from './delivery/verdict.js';
 
 /** An attempt with no recorded result older than this may be taken over by another job. */
@@ -185,7 +185,6 @@ export interface DeliveryWorkerOptions {
 export async function startDeliveryWorker(deps: WorkerDeps, opts: DeliveryWorkerOptions = {}): Promise<Worker> {
   const outbound = new Outbound(deps.config);
   const throttle = new ProviderThrottle(deps.redis, deps.redisKeys, opts.throttle ?? DEFAULT_THROTTLE);
-  const tracker = await loadTracker();
   const worker = new Worker<DeliveryJob>(
     QUEUE_NAMES.delivery,
     async (job: Job<DeliveryJob>) => {

@@ -8,6 +8,7 @@ import { simpleParser, type AddressObject, type ParsedMail, type SimpleParserOpt
 import { enqueueInbound } from '../api/smtp/mx-server.js';
 import {
   findEmailByMessageId,
+  findRecipient,
   loadInboundRaw,
   markInboundFailed,
   saveParsedInbound,
@@ -20,6 +21,7 @@ import { publishEvents, recordEvents, type EventRow } from '../shared/events.js'
 import { parseVerpToken } from '../shared/mail/verp.js';
 import { detectReport, isAutoReply } from '../shared/mail/reports.js';
 import { QUEUE_NAMES, type InboundJob } from '../shared/queues.js';
+import { recordTrackingHit } from '../shared/tracking.js';
 import type { WorkerDeps } from './deps.js';
 import { applyArf, applyDsn } from './inbound-reports.js';
 
@@ -71,13 +73,13 @@ function baseFields(mail: ParsedMail): Omit<ParsedInbound, 'orgId' | 'domainId' 
   };
 }
 
-/** VERP recipients named by the envelope (RCPT TO b+<token>@bounces.<domain>). */
-function verpRecipients(row: InboundRow, secret: string): string[] {
+/** Recipients named by envelope tokens: b+<token> (VERP return path) or u+<token> (unsubscribe). */
+function tokenRecipients(row: InboundRow, secret: string, tag: 'b' | 'u'): string[] {
   const ids: string[] = [];
   for (const rcpt of row.rcpt_to) {
-    const m = /^b\+(.+)@bounces\./i.exec(rcpt);
+    const m = new RegExp(`^${tag}\\+(.+)@bounces\\.`, 'i').exec(rcpt);
     const parsed = m ? parseVerpToken(m[1]!, secret) : null;
-    if (parsed) ids.push(parsed.recipientId);
+    if (parsed) ids.push(parsed);
   }
   return ids;
 }
@@ -99,9 +101,11 @@ export async function processInbound(deps: WorkerDeps, inboundId: string): Promi
   // keepDeliveryStatus: the delivery-status part stays an attachment instead of body text.
   const mail = await simpleParser(row.raw, { keepDeliveryStatus: true } as SimpleParserOptions);
   const fields = baseFields(mail);
-  const verp = verpRecipients(row, deps.config.secretKey);
+  const verp = tokenRecipients(row, deps.config.secretKey, 'b');
+  const unsubscribes = tokenRecipients(row, deps.config.secretKey, 'u');
   const report = detectReport(mail);
 
+  if (unsubscribes.length > 0 && !report) return await unsubscribeByMail(deps, inboundId, row, fields, unsubscribes);
   const events = await deps.sql.begin(async (tx) => {
     if (verp.length > 0 || report) {
       const out: EventRow[] = [];
@@ -142,6 +146,30 @@ export async function processInbound(deps: WorkerDeps, inboundId: string): Promi
     events.map((e) => e.id),
   );
   return events;
+}
+
+/** A mail to the List-Unsubscribe mailto: the same unsubscribe as the one-click link. */
+async function unsubscribeByMail(
+  deps: WorkerDeps,
+  inboundId: string,
+  row: InboundRow,
+  fields: ReturnType<typeof baseFields>,
+  recipientIds: string[],
+): Promise<EventRow[]> {
+  for (const recipientId of recipientIds) {
+    const r = await findRecipient(deps.sql, recipientId);
+    if (r && r.orgId === row.org_id) {
+      await recordTrackingHit(deps, { kind: 'u', emailId: r.emailId, recipientId });
+    }
+  }
+  await saveParsedInbound(deps.sql, inboundId, {
+    ...fields,
+    orgId: row.org_id,
+    domainId: row.domain_id,
+    kind: 'unsubscribe',
+    emailId: null,
+  });
+  return [];
 }
 
 export function startInboundWorker(deps: WorkerDeps, opts: { sweepEveryMs?: number } = {}): Worker<InboundJob> {

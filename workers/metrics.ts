@@ -4,6 +4,7 @@
 // events whose jobs were lost. Stops with worker.close(): jobs in hand finish their batch.
 import { Worker, type Job } from 'bullmq';
 import { pendingEventIds, rollupEvents } from '../shared/db/metrics.js';
+import { republishPending } from '../shared/events.js';
 import type { Sql } from '../shared/db/pool.js';
 import type { Logger } from '../shared/logger.js';
 import { QUEUE_NAMES, type EventJob } from '../shared/queues.js';
@@ -77,6 +78,10 @@ export function startMetricsWorker(deps: WorkerDeps, opts: RollupOptions = {}): 
   });
   worker.on('error', (err) => log.error({ event: 'METRICS_WORKER_ERROR', err }, 'metrics worker error'));
   const timer = setInterval(() => {
+    // Events whose publication failed after their transaction committed reach every consumer again.
+    republishPending(deps.sql, deps.queues).catch((err: unknown) =>
+      log.warn({ event: 'EVENTS_REPUBLISH_FAILED', err }, 'republishing unpublished events failed'),
+    );
     sweep(deps.sql, log).catch((err: unknown) => log.warn({ event: 'METRICS_SWEEP_FAILED', err }, 'sweep failed'));
   }, opts.sweepEveryMs ?? 60_000);
   timer.unref();

@@ -19,5 +19,5 @@ export const registry: QueueConsumer[] = [
   { queue: QUEUE_NAMES.metrics, start: (deps) => startMetricsWorker(deps) },
   webhookFanoutConsumer,
   webhookDeliveryConsumer,
+  { queue: QUEUE_NAMES.inbound, start: (deps) => startInboundWorker(deps) },
 ];
-export const registry: QueueConsumer[] = [{ queue: QUEUE_NAMES.inbound, start: (deps) => startInboundWorker(deps) }];

@@ -5,6 +5,7 @@
 import { parseArgs } from 'node:util';
 import { ConfigError } from '../../shared/config.js';
 import { CliError, commandHelp, createContext, redactUrl, UsageError, type Command } from './command.js';
+import { domainCommands } from './commands/domain.js';
 import { keyCommands } from './commands/key.js';
 import { migrateCommands } from './commands/migrate.js';
 import { orgCommands } from './commands/org.js';
@@ -13,6 +14,7 @@ const commands: Command[] = [
   // one line per command module
   ...migrateCommands,
   ...orgCommands,
+  ...domainCommands,
   ...keyCommands,
 ];
 

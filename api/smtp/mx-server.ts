@@ -1,6 +1,6 @@
 // The inbound MX (DESIGN §10): accepts RCPT only for *@reply.<verified domain> and for VERP
 // return-path addresses b+<token>@bounces.<verified domain> whose token verifies; refuses other
-// recipients with 550 5.1.1. The raw message is stored in Postgres BEFORE the 250 (451 if that
+// recipients with 550 5.1.1. u+<token>@bounces.<domain> (the List-Unsubscribe mailto) too. The raw message is stored in Postgres BEFORE the 250 (451 if that
 // fails: never a silent drop) and then enqueued for the inbound worker; a message whose enqueue
 // failed stays 'stored' and is picked up by the worker's sweeper.
 import { SMTPServer, type SMTPServerAddress, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
@@ -48,7 +48,8 @@ export async function routeRecipient(deps: MxDeps, address: string): Promise<Rep
     return await verifiedDomainByName(deps.sql, host.slice('reply.'.length));
   }
   if (host.startsWith('bounces.')) {
-    const m = /^b\+(.+)$/i.exec(local);
+    // b+<token>: VERP return path (DSNs, ARF); u+<token>: the List-Unsubscribe mailto.
+    const m = /^[bu]\+(.+)$/i.exec(local);
     if (!m || !parseVerpToken(m[1]!, deps.config.secretKey)) {
       deps.logger.warn({ event: 'INBOUND_BAD_VERP', rcpt: address }, 'VERP token does not verify; refused');
       return null;

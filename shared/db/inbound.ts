@@ -56,7 +56,7 @@ export async function loadInboundRaw(db: Db, id: string): Promise<(InboundRow & 
 export interface ParsedInbound {
   orgId: string | null;
   domainId: string | null;
-  kind: 'reply' | 'bounce' | 'complaint' | 'dropped';
+  kind: 'reply' | 'bounce' | 'complaint' | 'unsubscribe' | 'dropped';
   fromAddress: string | null;
   to: string[];
   cc: string[];

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { createMxServer } from '../../api/smtp/mx-server.js';
 import { createLogger } from '../../shared/logger.js';
-import { verpToken } from '../../shared/mail/verp.js';
+import { unsubscribeMailbox, verpToken } from '../../shared/mail/verp.js';
 import { startInboundWorker } from '../../workers/inbound.js';
 import { insertEmailRows, type SeededEmail } from '../helpers/mail-rows.js';
 import { track } from '../helpers/resources.js';
@@ -246,6 +246,25 @@ describe('MX and inbound worker', () => {
     });
     const sups = await api.deps.sql`select 1 from suppressions where org_id = ${org.organization.id}`;
     expect(sups).to.have.length(0);
+  });
+
+  it('unsubscribes a recipient who mails the List-Unsubscribe mailto address', async () => {
+    const sent = await sentEmail();
+    const mailbox = unsubscribeMailbox(sent.recipients[0]!.id, 'acme.test', api.config.secretKey);
+    const { rcptReplies, data } = await session([mailbox], reply(null).replace('support@reply.acme.test', mailbox));
+    expect(rcptReplies[0]!.code).to.equal(250);
+    expect(data!.code).to.equal(250);
+    const event = await until(async () => {
+      const [e] = await api.deps
+        .sql`select * from events where recipient_id = ${sent.recipients[0]!.id} and type = 'email.unsubscribed'`;
+      return e;
+    });
+    expect(event!.email_id).to.equal(sent.emailId);
+    const [sup] = await api.deps
+      .sql`select reason from suppressions where org_id = ${org.organization.id} and email = 'pat@example.net' and reason = 'unsubscribe'`;
+    expect(sup).to.not.equal(undefined);
+    const forged = await session([mailbox.replace(/^u\+[a-z0-9]/, 'u+0')], 'x');
+    expect(forged.rcptReplies[0]!.code).to.equal(550);
   });
 
   it('refuses an oversize message with 552 and stores nothing', async () => {
