@@ -7,6 +7,7 @@ import { ROUTES, routeId } from '../shared/permissions.js';
 import { errorMiddleware } from './middleware/errors.js';
 import { authorize } from './middleware/authorize.js';
 import { jsonBody } from './middleware/body.js';
+import { idempotency } from './middleware/idempotency.js';
 import { allHandlers } from './routes/index.js';
 import type { ApiCustom, ApiState, AppDeps, Handlers } from './types.js';
 
@@ -20,11 +21,9 @@ export function buildApiRouter(handlers: Handlers, defaultBodyLimit: number): Ro
     const handler = handlers[id];
     if (!handler) throw new Error(`permission table row "${id}" has no handler`);
     unused.delete(id);
-    router.register(
-      rule.path,
-      [rule.method],
-      [authorize(rule), jsonBody(rule.bodyLimit ?? defaultBodyLimit), handler as never],
-    );
+    const chain = [authorize(rule), jsonBody(rule.bodyLimit ?? defaultBodyLimit)];
+    if (rule.idempotent) chain.push(idempotency());
+    router.register(rule.path, [rule.method], [...chain, handler as never]);
   }
   if (unused.size > 0) throw new Error(`handlers without a permission table row: ${[...unused].join(', ')}`);
   return router;

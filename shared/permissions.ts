@@ -25,11 +25,25 @@ export interface RouteRule {
   sending: boolean;
   /** Largest accepted request body in bytes (default: config bodyLimitBytes). */
   bodyLimit?: number;
+  /** Honours the Idempotency-Key header (api/middleware/idempotency.ts). */
+  idempotent: boolean;
 }
 
-type Row = [RouteRule['method'], string, Tier, 'live' | 'any', RestrictedRule, 'send'?, number?];
+type Row = [
+  RouteRule['method'],
+  string,
+  Tier,
+  'live' | 'any',
+  RestrictedRule,
+  ('send' | undefined)?,
+  (number | undefined)?,
+  'idempotent'?,
+];
 
-// method, path, tier, live-only, restricted-key rule, sending route, body limit
+/** 40 MB of attachments in base64 (4/3) plus the rest of the message. */
+const SEND_BODY_LIMIT = 56 * 1024 * 1024;
+
+// method, path, tier, live-only, restricted-key rule, sending route, body limit, idempotency
 const ROWS: Row[] = [
   // keys (foundation)
   ['GET', '/keys/me', 'ANY', 'any', 'allow'],
@@ -44,8 +58,21 @@ const ROWS: Row[] = [
   // domains
 
   // emails
+  ['POST', '/emails', 'SEND', 'any', 'scoped', 'send', SEND_BODY_LIMIT, 'idempotent'],
+  ['POST', '/emails/batch', 'SEND', 'any', 'scoped', 'send', 32 * 1024 * 1024, 'idempotent'],
+  ['GET', '/emails', 'SEND', 'any', 'scoped'],
+  ['GET', '/emails/:id', 'SEND', 'any', 'scoped'],
+  ['GET', '/emails/:id/events', 'SEND', 'any', 'scoped'],
+  ['PATCH', '/emails/:id', 'SEND', 'any', 'scoped'],
+  ['POST', '/emails/:id/cancel', 'SEND', 'any', 'scoped'],
 
   // templates
+  ['POST', '/templates', 'SEND', 'any', 'allow'],
+  ['GET', '/templates', 'SEND', 'any', 'allow'],
+  ['GET', '/templates/:id', 'SEND', 'any', 'allow'],
+  ['PATCH', '/templates/:id', 'SEND', 'any', 'allow'],
+  ['POST', '/templates/:id/publish', 'SEND', 'any', 'allow'],
+  ['DELETE', '/templates/:id', 'FULL', 'any', 'allow'],
 
   // suppressions
 
@@ -56,15 +83,18 @@ const ROWS: Row[] = [
   // inbound
 ];
 
-export const ROUTES: readonly RouteRule[] = ROWS.map(([method, path, tier, live, restricted, sending, bodyLimit]) => ({
-  method,
-  path,
-  tier,
-  liveOnly: live === 'live',
-  restricted,
-  sending: sending === 'send',
-  ...(bodyLimit !== undefined ? { bodyLimit } : {}),
-}));
+export const ROUTES: readonly RouteRule[] = ROWS.map(
+  ([method, path, tier, live, restricted, sending, bodyLimit, idempotent]) => ({
+    method,
+    path,
+    tier,
+    liveOnly: live === 'live',
+    restricted,
+    sending: sending === 'send',
+    ...(bodyLimit !== undefined ? { bodyLimit } : {}),
+    idempotent: idempotent === 'idempotent',
+  }),
+);
 
 export function routeId(rule: Pick<RouteRule, 'method' | 'path'>): string {
   return `${rule.method} ${rule.path}`;

@@ -1,0 +1,215 @@
+// Emails (DESIGN §5, Resend-compatible paths): send, batch, list, get, events, reschedule, cancel.
+import type { AuthContext } from '../../shared/auth.js';
+import {
+  cancelEmail,
+  getEmail,
+  listEmailEvents,
+  listEmails,
+  listRecipients,
+  rescheduleEmail,
+  type EmailRow,
+  type EmailScope,
+  type RecipientRow,
+} from '../../shared/db/emails.js';
+import type { EventRow } from '../../shared/events.js';
+import { ApiError, notFound } from '../../shared/errors.js';
+import { isId } from '../../shared/ids.js';
+import {
+  listEmailsQuerySchema,
+  listEventsQuerySchema,
+  sendEmailSchema,
+  updateEmailSchema,
+  type ListEmailsQuery,
+  type SendEmailBody,
+  type UpdateEmailBody,
+} from '../schemas/emails.js';
+import type { ApiContext, Handlers } from '../types.js';
+import { bodyValidator, listEnvelope, queryValidator } from '../validate.js';
+import { batchHandler } from './emails-batch.js';
+import { parseSchedule, precheck, prepareEmail } from './emails-input.js';
+import { storeAndEnqueue } from './emails-send.js';
+import { resolveForSend } from './emails-template.js';
+
+const validateSend = bodyValidator<SendEmailBody>(sendEmailSchema);
+const validateUpdate = bodyValidator<UpdateEmailBody>(updateEmailSchema);
+const validateList = queryValidator<ListEmailsQuery>(listEmailsQuerySchema);
+const validateEvents = queryValidator<{ limit: number; after?: string }>(listEventsQuerySchema);
+
+export function scopeOf(auth: AuthContext): EmailScope {
+  return { orgId: auth.org.id, mode: auth.key.mode, domainIds: auth.key.domainIds };
+}
+
+/** Resend reports `last_event` without a namespace ("delivered"); before any event, the status. */
+function lastEvent(e: EmailRow): string {
+  return e.last_event ? e.last_event.replace(/^email\./, '') : e.status;
+}
+
+function renderEmail(e: EmailRow, recipients: RecipientRow[]) {
+  return {
+    object: 'email',
+    id: e.id,
+    from: e.from_address,
+    to: e.to_addresses,
+    cc: e.cc_addresses,
+    bcc: e.bcc_addresses,
+    reply_to: e.reply_to,
+    subject: e.subject,
+    html: e.html,
+    text: e.text,
+    tags: e.tags,
+    kind: e.kind,
+    template: e.template_id ? { id: e.template_id, slug: e.template_slug, version: e.template_version } : null,
+    mode: e.mode,
+    status: e.status,
+    created_at: e.created_at.toISOString(),
+    scheduled_at: e.scheduled_at?.toISOString() ?? null,
+    last_event: lastEvent(e),
+    recipients: recipients.map((r) => ({
+      email: r.email,
+      field: r.field,
+      status: r.status,
+      last_event_at: r.last_event_at?.toISOString() ?? null,
+      wait_reason: r.wait_reason,
+      last_response: r.last_response,
+    })),
+  };
+}
+
+function renderListItem(e: EmailRow) {
+  return {
+    object: 'email',
+    id: e.id,
+    from: e.from_address,
+    to: e.to_addresses,
+    cc: e.cc_addresses,
+    bcc: e.bcc_addresses,
+    reply_to: e.reply_to,
+    subject: e.subject,
+    tags: e.tags,
+    kind: e.kind,
+    mode: e.mode,
+    status: e.status,
+    created_at: e.created_at.toISOString(),
+    scheduled_at: e.scheduled_at?.toISOString() ?? null,
+    last_event: lastEvent(e),
+  };
+}
+
+function renderEvent(ev: EventRow) {
+  return {
+    object: 'event',
+    id: ev.id,
+    type: ev.type,
+    recipient: ev.recipient,
+    ...(ev.bounce_type ? { bounce_type: ev.bounce_type } : {}),
+    ...(ev.detail ? { detail: ev.detail } : {}),
+    ...(ev.url ? { url: ev.url } : {}),
+    created_at: ev.created_at.toISOString(),
+  };
+}
+
+async function loadEmail(ctx: ApiContext & { state: { auth: AuthContext } }): Promise<EmailRow> {
+  const id = ctx.params.id!;
+  const row = isId(id, 'em') ? await getEmail(ctx.deps.sql, scopeOf(ctx.state.auth), id) : null;
+  if (!row) throw notFound('Email');
+  return row;
+}
+
+export const emailHandlers: Handlers = {
+  'POST /emails': async (ctx) => {
+    const auth = ctx.state.auth;
+    const body = validateSend(ctx.state.body);
+    precheck('body', body);
+    const template = await resolveForSend(ctx.deps.sql, auth, body);
+    const prepared = prepareEmail('body', body, { auth, now: Date.now(), template });
+    await storeAndEnqueue({ ...ctx.deps, logger: ctx.state.log }, [prepared]);
+    ctx.body = { id: prepared.email.id };
+  },
+
+  'POST /emails/batch': batchHandler,
+
+  'GET /emails': async (ctx) => {
+    const q = validateList(ctx.query);
+    const [tagName, tagValue] = q.tag ? q.tag.split(':', 2) : [];
+    const rows = await listEmails(
+      ctx.deps.sql,
+      scopeOf(ctx.state.auth),
+      {
+        status: q.status,
+        kind: q.kind,
+        tag: tagName ? { name: tagName, value: tagValue } : undefined,
+        to: q.to?.toLowerCase(),
+        createdAfter: q.created_after ? new Date(q.created_after) : undefined,
+        createdBefore: q.created_before ? new Date(q.created_before) : undefined,
+      },
+      q,
+    );
+    ctx.body = listEnvelope(rows, q.limit, renderListItem);
+  },
+
+  'GET /emails/:id': async (ctx) => {
+    const email = await loadEmail(ctx);
+    ctx.body = renderEmail(email, await listRecipients(ctx.deps.sql, email.id));
+  },
+
+  'GET /emails/:id/events': async (ctx) => {
+    const q = validateEvents(ctx.query);
+    const email = await loadEmail(ctx);
+    const rows = await listEmailEvents(ctx.deps.sql, email.id, q);
+    ctx.body = listEnvelope(rows, q.limit, renderEvent);
+  },
+
+  'PATCH /emails/:id': async (ctx) => {
+    const body = validateUpdate(ctx.state.body);
+    const email = await loadEmail(ctx);
+    const now = Date.now();
+    const at = parseSchedule('body.scheduled_at', body.scheduled_at, now);
+    const row = await ctx.deps.sql.begin((tx) => rescheduleEmail(tx, scopeOf(ctx.state.auth), email.id, at));
+    if (!row)
+      throw new ApiError(
+        'invalid_state',
+        `Email ${email.id} is ${email.status}; only a scheduled email can be rescheduled`,
+      );
+    await moveJob(ctx, email.id, at.getTime() - now);
+    ctx.body = { object: 'email', id: email.id };
+  },
+
+  'POST /emails/:id/cancel': async (ctx) => {
+    const email = await loadEmail(ctx);
+    const row = await ctx.deps.sql.begin((tx) => cancelEmail(tx, scopeOf(ctx.state.auth), email.id));
+    if (!row) {
+      throw new ApiError('invalid_state', `Email ${email.id} is ${email.status}; it can no longer be canceled`);
+    }
+    await dropJob(ctx, email.id);
+    ctx.body = { object: 'email', id: email.id };
+  },
+};
+
+/**
+ * Moves the delayed job. If the job is gone (Redis lost it) a new one is added; if it already
+ * became active the worker sees `scheduled_at` in the future and re-delays it.
+ */
+async function moveJob(ctx: ApiContext, emailId: string, delay: number): Promise<void> {
+  const queue = ctx.deps.queues.delivery;
+  try {
+    const job = await queue.getJob(emailId);
+    if (job && (await job.isDelayed())) {
+      await job.changeDelay(delay);
+      return;
+    }
+    if (job) await job.remove().catch(() => undefined);
+    await queue.add('email', { emailId }, { jobId: emailId, delay });
+  } catch (err) {
+    ctx.state.log.warn({ event: 'EMAIL_RESCHEDULE_JOB_FAILED', err, emailId }, 'delivery job not moved; sweeper will');
+  }
+}
+
+/** Removes the job of a canceled email; a job that cannot be removed finds the email canceled. */
+async function dropJob(ctx: ApiContext, emailId: string): Promise<void> {
+  try {
+    const job = await ctx.deps.queues.delivery.getJob(emailId);
+    if (job) await job.remove();
+  } catch (err) {
+    ctx.state.log.warn({ event: 'EMAIL_CANCEL_JOB_FAILED', err, emailId }, 'delivery job of a canceled email kept');
+  }
+}
