@@ -23,6 +23,18 @@ export interface Config {
   secretKey: string;
   /** Host name this install's MX answers on (the target of the MX records domains publish). */
   mxHost: string;
+  /** Name sent in EHLO on outbound SMTP (HELO_NAME, default MX_HOST). */
+  heloName: string;
+  /** Deferred recipients are retried until this many hours after the message was created. */
+  deliveryMaxAgeHours: number;
+  /** Retry back-off schedule in seconds; the last value repeats (DELIVERY_RETRY_SECONDS). */
+  deliveryRetrySeconds: number[];
+  /** How often a message held by a paused organization is looked at again, in seconds. */
+  deliveryPauseRecheckSeconds: number;
+  /** Most simultaneous outbound connections to one MX host or smarthost, per worker process. */
+  outboundConnectionsPerHost: number;
+  /** Delivery jobs one worker process runs at once. */
+  deliveryConcurrency: number;
 }
 
 export class ConfigError extends Error {
@@ -59,6 +71,28 @@ function bool(env: Env, name: string, fallback: boolean): boolean {
   if (/^(true|1|yes|on)$/i.test(raw)) return true;
   if (/^(false|0|no|off)$/i.test(raw)) return false;
   throw new ConfigError(name, `must be true or false, got "${raw}"`);
+}
+
+function positive(env: Env, name: string, fallback: number, integer = false): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!/^\d+(\.\d+)?$/.test(raw) || n <= 0 || (integer && !Number.isInteger(n))) {
+    throw new ConfigError(name, `must be a positive ${integer ? 'integer' : 'number'}, got "${raw}"`);
+  }
+  return n;
+}
+
+function secondsList(env: Env, name: string, fallback: number[]): number[] {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return fallback;
+  return raw.split(',').map((item) => {
+    const s = item.trim();
+    if (!/^\d+(\.\d+)?$/.test(s) || Number(s) <= 0) {
+      throw new ConfigError(name, `must be a comma-separated list of positive seconds, got "${s}"`);
+    }
+    return Number(s);
+  });
 }
 
 function url(env: Env, name: string, fallback: string | null, protocols: string[]): string | null {
@@ -145,5 +179,11 @@ export function loadConfig(env: Env = process.env): Config {
     // Development default only: production refuses to start without SECRET_KEY (above).
     secretKey: secretKey || 'tern-development-secret-not-for-production-use',
     mxHost,
+    heloName: str(env, 'HELO_NAME', mxHost),
+    deliveryMaxAgeHours: positive(env, 'DELIVERY_MAX_AGE_HOURS', 72),
+    deliveryRetrySeconds: secondsList(env, 'DELIVERY_RETRY_SECONDS', [60, 300, 900, 1800, 3600, 7200, 14400]),
+    deliveryPauseRecheckSeconds: positive(env, 'DELIVERY_PAUSE_RECHECK_SECONDS', 60),
+    outboundConnectionsPerHost: positive(env, 'OUTBOUND_CONNECTIONS_PER_HOST', 5, true),
+    deliveryConcurrency: positive(env, 'DELIVERY_CONCURRENCY', 50, true),
   };
 }

@@ -9,6 +9,8 @@ export function redisKeys(prefix: string) {
     authInvalidate: `${prefix}:auth:invalidate`,
     /** Idempotency record of one (key, Idempotency-Key). */
     idempotency: (keyId: string, idemKey: string) => `${prefix}:idem:${keyId}:${idemKey}`,
+    /** Token bucket pacing outbound delivery to one mailbox provider (slowed by throttle replies). */
+    providerBucket: (provider: string) => `${prefix}:prov:${provider}`,
     /** BullMQ's own prefix for queues. */
     bullPrefix: `${prefix}:bull`,
   };

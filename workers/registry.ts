@@ -1,6 +1,8 @@
 // The literal list of queues this worker process can consume. Each entry names its queue (from
-// shared/queues.ts) and builds its BullMQ Worker. Empty until the first queue lands.
+// shared/queues.ts) and builds its BullMQ Worker.
 import type { Worker } from 'bullmq';
+import { QUEUE_NAMES } from '../shared/queues.js';
+import { startDeliveryWorker } from './delivery.js';
 import type { WorkerDeps } from './deps.js';
 
 export interface QueueConsumer {
@@ -8,4 +10,4 @@ export interface QueueConsumer {
   start(deps: WorkerDeps): Worker | Promise<Worker>;
 }
 
-export const registry: QueueConsumer[] = [];
+export const registry: QueueConsumer[] = [{ queue: QUEUE_NAMES.delivery, start: (deps) => startDeliveryWorker(deps) }];

@@ -1,0 +1,163 @@
+// Outbound SMTP connections, kept open between messages and capped per host. The cap is per
+// worker process (an in-process counting semaphore keyed by host:port): N worker processes open at
+// most N × OUTBOUND_CONNECTIONS_PER_HOST connections to one MX host. Idle connections are reset
+// (RSET) and reused for the next message to the same host, then closed after IDLE_MS.
+import SMTPConnection from 'nodemailer/lib/smtp-connection';
+import type { Target } from './types.js';
+
+const IDLE_MS = 30_000;
+
+export interface PooledConnection {
+  conn: SMTPConnection;
+  key: string;
+  closed: boolean;
+}
+
+interface HostState {
+  open: number;
+  idle: { pc: PooledConnection; timer: NodeJS.Timeout }[];
+  waiters: (() => void)[];
+}
+
+function keyOf(t: Target): string {
+  return `${t.host}:${t.port}:${t.secure ? 's' : ''}:${t.auth?.user ?? ''}`;
+}
+
+/** Resolves with the first of: the callback, an 'error' or an 'end' of the connection. */
+export function settle<T>(
+  pc: PooledConnection,
+  start: (cb: (err: Error | null, value?: T) => void) => void,
+): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    let done = false;
+    const finish = (err: Error | null, value?: T) => {
+      if (done) return;
+      done = true;
+      pc.conn.removeListener('error', onError);
+      pc.conn.removeListener('end', onEnd);
+      if (err) reject(err);
+      else resolve(value as T);
+    };
+    const onError = (err: Error) => finish(err);
+    const onEnd = () => finish(Object.assign(new Error('Connection closed unexpectedly'), { code: 'ECONNECTION' }));
+    pc.conn.on('error', onError);
+    pc.conn.on('end', onEnd);
+    start(finish);
+  });
+}
+
+export class ConnectionPool {
+  private hosts = new Map<string, HostState>();
+  private closing = false;
+
+  constructor(
+    private readonly perHost: number,
+    private readonly heloName: string,
+  ) {}
+
+  private state(key: string): HostState {
+    let s = this.hosts.get(key);
+    if (!s) this.hosts.set(key, (s = { open: 0, idle: [], waiters: [] }));
+    return s;
+  }
+
+  /** A connected (and authenticated) connection to `target`; waits while the host is at its cap. */
+  async acquire(target: Target): Promise<PooledConnection> {
+    const key = keyOf(target);
+    const s = this.state(key);
+    for (;;) {
+      const idle = s.idle.pop();
+      if (idle) {
+        clearTimeout(idle.timer);
+        if (!idle.pc.closed) return idle.pc;
+        continue;
+      }
+      if (s.open < this.perHost) break;
+      await new Promise<void>((resolve) => s.waiters.push(resolve));
+    }
+    s.open++;
+    try {
+      return await this.connect(target, key);
+    } catch (err) {
+      this.forget(s);
+      throw err;
+    }
+  }
+
+  private async connect(target: Target, key: string): Promise<PooledConnection> {
+    const conn = new SMTPConnection({
+      host: target.host,
+      servername: target.name,
+      port: target.port,
+      secure: target.secure,
+      name: this.heloName,
+      // Opportunistic STARTTLS like every MTA: encrypt when offered, never refuse for a certificate.
+      opportunisticTLS: true,
+      tls: { rejectUnauthorized: target.verifyTls },
+      connectionTimeout: 30_000,
+      greetingTimeout: 30_000,
+      socketTimeout: 5 * 60_000,
+      allowInternalNetworkInterfaces: true,
+    });
+    const pc: PooledConnection = { conn, key, closed: false };
+    // A listener for the whole life of the connection: an unhandled 'error' would crash the worker.
+    conn.on('error', () => (pc.closed = true));
+    conn.on('end', () => (pc.closed = true));
+    try {
+      await settle<void>(pc, (cb) => conn.connect((err?: Error | null) => cb(err ?? null)));
+      if (target.auth) {
+        const auth = target.auth;
+        await settle<boolean>(pc, (cb) => conn.login({ credentials: auth }, (err, ok) => cb(err ?? null, ok)));
+      }
+    } catch (err) {
+      pc.closed = true;
+      conn.close();
+      throw err;
+    }
+    return pc;
+  }
+
+  /** Returns a connection: kept for reuse when `reusable` and still open, else closed. */
+  async release(pc: PooledConnection, reusable: boolean): Promise<void> {
+    const s = this.state(pc.key);
+    if (reusable && !pc.closed && !this.closing) {
+      try {
+        await settle<boolean>(pc, (cb) => pc.conn.reset((err, ok) => cb(err ?? null, ok)));
+      } catch {
+        reusable = false;
+      }
+    }
+    if (!reusable || pc.closed || this.closing) {
+      pc.closed = true;
+      pc.conn.quit();
+      this.forget(s);
+      return;
+    }
+    const timer = setTimeout(() => {
+      s.idle = s.idle.filter((i) => i.pc !== pc);
+      pc.closed = true;
+      pc.conn.quit();
+      this.forget(s);
+    }, IDLE_MS);
+    timer.unref();
+    s.idle.push({ pc, timer });
+    s.waiters.shift()?.();
+  }
+
+  private forget(s: HostState): void {
+    s.open--;
+    s.waiters.shift()?.();
+  }
+
+  close(): void {
+    this.closing = true;
+    for (const s of this.hosts.values()) {
+      for (const { pc, timer } of s.idle) {
+        clearTimeout(timer);
+        pc.closed = true;
+        pc.conn.quit();
+      }
+      s.idle = [];
+    }
+  }
+}

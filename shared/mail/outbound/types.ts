@@ -1,0 +1,48 @@
+// What the outbound layer returns: SMTP outcomes are data, never exceptions (STYLE §7).
+import type { ReplyClassification, SmtpReply } from '../classify.js';
+
+export type { SmtpReply };
+export type Classification = ReplyClassification;
+
+export interface AttemptResult {
+  kind: 'delivered' | 'deferred' | 'bounced';
+  /** The server's reply, or null when none came (connection failure, DNS). */
+  reply: SmtpReply | null;
+  classification: Classification;
+  /** One line for email_recipients.last_response: the reply, or what went wrong. */
+  response: string;
+  /** The host that answered (MX host or smarthost), when one did. */
+  host: string | null;
+}
+
+export interface OutboundMessage {
+  /** Caller's handle (the recipient id). */
+  id: string;
+  /** Envelope sender (VERP). */
+  from: string;
+  to: string;
+  raw: Buffer;
+}
+
+export interface Target {
+  /** Address dialled (MX host names are resolved through DNS_SERVERS, never the system resolver). */
+  host: string;
+  /** Name for TLS SNI and logs (the MX host name), when `host` is an address. */
+  name?: string;
+  port: number;
+  /** Implicit TLS (smtps://). */
+  secure: boolean;
+  auth?: { user: string; pass: string };
+  /** Verify the server certificate (smarthost) or accept any (opportunistic STARTTLS to an MX). */
+  verifyTls: boolean;
+}
+
+export interface Route {
+  domain: string;
+  /** Hosts in order of preference (one for a smarthost). */
+  targets: Target[];
+  /** MX host names (for provider detection); empty for a smarthost or an implicit MX. */
+  mxHosts: string[];
+  /** Set when the domain cannot receive mail at all, or DNS failed: every recipient gets it. */
+  failure?: AttemptResult;
+}

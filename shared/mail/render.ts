@@ -1,0 +1,121 @@
+// Builds the bytes that go on the wire. Two branches, one function each: `composeMessage`
+// renders an API message with nodemailer's MailComposer; `prepareRawMessage` takes an SMTP relay
+// message as its client wrote it and only adds a Message-ID when absent. Both then go through
+// `signDkim`. A message is rendered once and shared by all its recipients, unless it carries
+// per-recipient content (tracking links or a one-click unsubscribe URL), which names the recipient.
+import DKIM from 'nodemailer/lib/dkim';
+import MailComposer from 'nodemailer/lib/mail-composer';
+import type { Readable } from 'node:stream';
+import { unsubscribeMailbox } from './verp.js';
+
+export interface RenderEmail {
+  id: string;
+  from_address: string;
+  to_addresses: string[];
+  cc_addresses: string[];
+  reply_to: string[];
+  subject: string;
+  html: string | null;
+  text: string | null;
+  headers: Record<string, string>;
+  message_id: string;
+  created_at: Date;
+}
+
+export interface RenderAttachment {
+  filename: string;
+  content_type: string | null;
+  content_id: string | null;
+  content: Buffer;
+}
+
+/** The link helpers of shared/tracking.ts (injected: the web side owns the token format). */
+export interface Tracker {
+  instrumentHtml(
+    html: string,
+    o: { baseUrl: string; secret: string; emailId: string; recipientId: string; opens: boolean; clicks: boolean },
+  ): string;
+  unsubscribeUrl(p: { baseUrl: string; secret: string; emailId: string; recipientId: string }): string;
+}
+
+export interface Personalisation {
+  tracker: Tracker;
+  recipientId: string;
+  fromDomain: string;
+  baseUrl: string;
+  secret: string;
+  opens: boolean;
+  clicks: boolean;
+  unsubscribe: boolean;
+}
+
+/** Whether the rendered bytes depend on the recipient (then render once per recipient). */
+export function isPersonal(p: Omit<Personalisation, 'recipientId' | 'tracker'>, html: string | null): boolean {
+  return p.unsubscribe || ((p.opens || p.clicks) && html !== null);
+}
+
+async function collect(stream: Readable): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}
+
+export async function composeMessage(
+  email: RenderEmail,
+  attachments: RenderAttachment[],
+  personal: Personalisation | null,
+): Promise<Buffer> {
+  const headers: Record<string, string> = { ...email.headers };
+  let html = email.html;
+  if (personal) {
+    const ids = { baseUrl: personal.baseUrl, secret: personal.secret, emailId: email.id };
+    const token = { ...ids, recipientId: personal.recipientId };
+    if (html !== null && (personal.opens || personal.clicks)) {
+      html = personal.tracker.instrumentHtml(html, { ...token, opens: personal.opens, clicks: personal.clicks });
+    }
+    if (personal.unsubscribe) {
+      const mailbox = unsubscribeMailbox(personal.recipientId, personal.fromDomain, personal.secret);
+      headers['List-Unsubscribe'] = `<${personal.tracker.unsubscribeUrl(token)}>, <mailto:${mailbox}?subject=unsubscribe>`;
+      headers['List-Unsubscribe-Post'] = 'List-Unsubscribe=One-Click';
+    }
+  }
+  const composer = new MailComposer({
+    from: email.from_address,
+    to: email.to_addresses,
+    cc: email.cc_addresses.length > 0 ? email.cc_addresses : undefined,
+    // Bcc recipients are envelope-only: never a header.
+    replyTo: email.reply_to.length > 0 ? email.reply_to : undefined,
+    subject: email.subject,
+    html: html ?? undefined,
+    text: email.text ?? undefined,
+    attachments: attachments.map((a) => ({
+      filename: a.filename,
+      content: a.content,
+      contentType: a.content_type ?? undefined,
+      cid: a.content_id ?? undefined,
+    })),
+    headers,
+    messageId: `<${email.message_id}>`,
+    date: email.created_at,
+  });
+  return await collect(composer.compile().createReadStream());
+}
+
+/** A relay message as written; a Message-ID is added only when the client gave none. */
+export function prepareRawMessage(raw: Buffer, messageId: string): Buffer {
+  const end = raw.indexOf('\r\n\r\n');
+  const head = raw.subarray(0, end === -1 ? raw.length : end).toString('latin1');
+  if (/^message-id\s*:/im.test(head)) return raw;
+  return Buffer.concat([Buffer.from(`Message-ID: <${messageId}>\r\n`), raw]);
+}
+
+export interface DkimKey {
+  domain: string;
+  selector: string;
+  privateKey: string;
+}
+
+export async function signDkim(raw: Buffer, key: DkimKey): Promise<Buffer> {
+  const signer = new DKIM({ domainName: key.domain, keySelector: key.selector, privateKey: key.privateKey });
+  return await collect(signer.sign(raw));
+}

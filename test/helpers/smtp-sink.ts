@@ -1,0 +1,93 @@
+// A scriptable receiving SMTP server (the MX or smarthost of delivery tests) and a local DNS
+// server answering MX/A records, both on loopback.
+import type { AddressInfo } from 'node:net';
+import { SMTPServer, type SMTPServerOptions } from 'smtp-server';
+import dns2 from 'dns2';
+import { track } from './resources.js';
+
+export interface Received {
+  mailFrom: string;
+  rcptTo: string[];
+  raw: Buffer;
+}
+
+export type Script = (rcpt: string, count: number) => { code: number; message: string } | null;
+
+export interface Sink {
+  port: number;
+  received: Received[];
+  /** RCPT attempts per address. */
+  attempts: Map<string, number>;
+  /** When set, DATA waits for this promise before answering. */
+  stall: Promise<void> | null;
+  close(): Promise<void>;
+}
+
+export async function startSink(script: Script = () => null, extra: Partial<SMTPServerOptions> = {}): Promise<Sink> {
+  const sink: Sink = { port: 0, received: [], attempts: new Map(), stall: null, close: async () => {} };
+  const server = new SMTPServer({
+    authOptional: true,
+    disabledCommands: ['AUTH'],
+    logger: false,
+    onRcptTo(address, _session, cb) {
+      const rcpt = address.address.toLowerCase();
+      const n = (sink.attempts.get(rcpt) ?? 0) + 1;
+      sink.attempts.set(rcpt, n);
+      const answer = script(rcpt, n);
+      if (answer) return cb(Object.assign(new Error(answer.message), { responseCode: answer.code }));
+      cb();
+    },
+    onData(stream, session, cb) {
+      const chunks: Buffer[] = [];
+      stream.on('data', (c: Buffer) => chunks.push(c));
+      stream.on('end', () => {
+        const finish = () => {
+          sink.received.push({
+            mailFrom: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
+            rcptTo: session.envelope.rcptTo.map((r) => r.address),
+            raw: Buffer.concat(chunks),
+          });
+          cb(null, 'Ok: queued');
+        };
+        if (sink.stall) void sink.stall.then(finish);
+        else finish();
+      });
+    },
+    ...extra,
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  sink.port = (server.server.address() as AddressInfo).port;
+  sink.close = track(`smtp sink ${sink.port}`, () => new Promise<void>((resolve) => server.close(() => resolve())));
+  return sink;
+}
+
+export interface DnsZone {
+  mx?: Record<string, { exchange: string; priority: number }[]>;
+  a?: Record<string, string[]>;
+}
+
+export async function startDns(zone: DnsZone): Promise<{ server: string; close(): Promise<void> }> {
+  const { Packet } = dns2;
+  const server = dns2.createServer({
+    udp: true,
+    handle(request, send) {
+      const response = Packet.createResponseFromRequest(request);
+      const q = request.questions[0]!;
+      const name = q.name.toLowerCase();
+      if (q.type === Packet.TYPE.MX) {
+        for (const m of zone.mx?.[name] ?? []) {
+          response.answers.push({ name, type: Packet.TYPE.MX, class: Packet.CLASS.IN, ttl: 60, ...m } as never);
+        }
+      } else if (q.type === Packet.TYPE.A) {
+        for (const address of zone.a?.[name] ?? []) {
+          response.answers.push({ name, type: Packet.TYPE.A, class: Packet.CLASS.IN, ttl: 60, address } as never);
+        }
+      }
+      send(response);
+    },
+  });
+  const addrs = await server.listen({ udp: { port: 0, address: '127.0.0.1' } });
+  const port = (addrs as unknown as { udp: AddressInfo }).udp.port;
+  const close = track(`dns ${port}`, async () => void (await server.close()));
+  return { server: `127.0.0.1:${port}`, close };
+}

@@ -1,0 +1,133 @@
+// Turns a verdict into the recipient's next state and its events, in one transaction, then
+// publishes the events after commit. Dedupe keys make a re-run record nothing twice.
+import {
+  addSuppression,
+  applyOutcome,
+  setEmailLastEvent,
+  type DeliveryEmail,
+  type OutcomePatch,
+} from '../../shared/db/delivery.js';
+import { publishEvents, recordEvents, type EmailEventType, type NewEvent } from '../../shared/events.js';
+import type { WorkerDeps } from '../deps.js';
+import { retryDelaySeconds, type Verdict } from './verdict.js';
+
+/** Retry delay of simulated test-mode deferrals: a test never waits minutes. */
+export const TEST_RETRY_MS = 300;
+
+export interface RecipientRef {
+  id: string;
+  email: string;
+  attempts: number;
+  provider: string | null;
+}
+
+export function eventOf(
+  email: DeliveryEmail,
+  r: Pick<RecipientRef, 'id' | 'email' | 'provider'>,
+  type: EmailEventType,
+  dedupeKey: string,
+  extra: Partial<NewEvent> = {},
+): NewEvent {
+  return {
+    orgId: email.org_id,
+    mode: email.mode,
+    type,
+    dedupeKey,
+    emailId: email.id,
+    recipientId: r.id,
+    recipient: r.email,
+    domainId: email.domain_id,
+    keyId: email.key_id,
+    templateId: email.template_id,
+    kind: email.kind,
+    provider: r.provider,
+    ...extra,
+  };
+}
+
+interface Plan {
+  patch: OutcomePatch;
+  events: NewEvent[];
+  suppress: 'hard_bounce' | 'complaint' | null;
+}
+
+/** A deferral past DELIVERY_MAX_AGE_HOURS becomes a soft bounce (General). */
+function expire(deps: WorkerDeps, email: DeliveryEmail, v: Verdict, now: Date): Verdict {
+  if (v.kind !== 'deferred' || email.mode === 'test') return v;
+  const maxAgeMs = deps.config.deliveryMaxAgeHours * 3_600_000;
+  if (now.getTime() - email.created_at.getTime() < maxAgeMs) return v;
+  return { kind: 'bounced', response: v.response, bounceType: 'soft', detail: 'General', blocked: v.blocked };
+}
+
+function plan(deps: WorkerDeps, email: DeliveryEmail, r: RecipientRef, verdict: Verdict, now: Date): Plan {
+  const v = expire(deps, email, verdict, now);
+  const base = { waitReason: null, nextAttemptAt: null, lastResponse: v.response, provider: r.provider };
+  const ev = (type: EmailEventType, key: string, extra: Partial<NewEvent> = {}) =>
+    eventOf(email, r, type, `${r.id}:${key}`, extra);
+  switch (v.kind) {
+    case 'delivered': {
+      const events = [ev('email.delivered', 'delivered')];
+      if (v.complained) events.push(ev('email.complained', 'complained'));
+      const last = v.complained ? 'email.complained' : 'email.delivered';
+      const patch = { ...base, status: 'delivered' as const, lastEvent: last, delivered: true, complained: v.complained };
+      return { patch, events, suppress: v.complained && email.mode === 'live' ? 'complaint' : null };
+    }
+    case 'deferred': {
+      const ms =
+        email.mode === 'test' ? TEST_RETRY_MS : retryDelaySeconds(deps.config.deliveryRetrySeconds, r.attempts) * 1000;
+      const at = new Date(now.getTime() + ms);
+      const patch = {
+        ...base,
+        status: 'delivery_delayed' as const,
+        lastEvent: 'email.delivery_delayed',
+        nextAttemptAt: at,
+        waitReason: `retry at ${at.toISOString()} after: ${v.response}`.slice(0, 1000),
+      };
+      const event = ev('email.delivery_delayed', `delayed:${r.attempts}`, { detail: v.detail, blocked: v.blocked });
+      return { patch, events: [event], suppress: null };
+    }
+    case 'bounced': {
+      const patch = { ...base, status: 'bounced' as const, lastEvent: 'email.bounced' };
+      const event = ev('email.bounced', 'bounced', { bounceType: v.bounceType, detail: v.detail, blocked: v.blocked });
+      return { patch, events: [event], suppress: v.bounceType === 'hard' && email.mode === 'live' ? 'hard_bounce' : null };
+    }
+    case 'rejected':
+    case 'failed': {
+      const type = v.kind === 'rejected' ? 'email.rejected' : 'email.failed';
+      const patch = { ...base, status: v.kind, lastEvent: type };
+      return { patch, events: [ev(type, v.kind, { detail: v.detail })], suppress: null };
+    }
+  }
+}
+
+/** Records one recipient's verdict; returns the verdict as recorded (after expiry). */
+export async function recordVerdict(
+  deps: WorkerDeps,
+  email: DeliveryEmail,
+  r: RecipientRef,
+  verdict: Verdict,
+): Promise<Plan['events']> {
+  const p = plan(deps, email, r, verdict, new Date());
+  const rows = await deps.sql.begin(async (tx) => {
+    await applyOutcome(tx, r.id, p.patch);
+    const created = await recordEvents(tx, p.events);
+    await setEmailLastEvent(tx, email.id, p.patch.lastEvent);
+    if (p.suppress) {
+      // Org-wide: a bad address is bad whichever of the org's domains sends to it.
+      await addSuppression(tx, {
+        orgId: email.org_id,
+        email: r.email,
+        domainId: null,
+        reason: p.suppress,
+        sourceEmailId: email.id,
+      });
+    }
+    return created;
+  });
+  await publishEvents(
+    deps.sql,
+    deps.queues,
+    rows.map((e) => e.id),
+  );
+  return p.events;
+}

@@ -1,0 +1,70 @@
+// Paces outbound delivery per mailbox provider across every worker (DESIGN §6 `blocked`): a
+// Redis token bucket whose rate halves on each throttle/block reply and recovers linearly.
+import { readFileSync } from 'node:fs';
+import { fromRoot } from '../../shared/paths.js';
+import type { Redis } from '../../shared/redis.js';
+import type { RedisKeys } from '../../shared/redis-keys.js';
+
+let script: string | null = null;
+const source = () => (script ??= readFileSync(fromRoot('shared', 'mail', 'throttle.lua'), 'utf8'));
+
+export interface ThrottleOptions {
+  /** Messages per second to one provider when nothing slowed it. */
+  maxRate: number;
+  minRate: number;
+  burst: number;
+  /** Messages per second the rate regains per second. */
+  recover: number;
+  /** Longest a delivery waits in-line for a token; longer waits defer the recipient instead. */
+  maxWaitSeconds: number;
+}
+
+export const DEFAULT_THROTTLE: ThrottleOptions = {
+  maxRate: 500,
+  minRate: 0.1,
+  burst: 500,
+  recover: 1,
+  maxWaitSeconds: 5,
+};
+
+export class ProviderThrottle {
+  constructor(
+    private readonly redis: Redis,
+    private readonly keys: RedisKeys,
+    private readonly opts: ThrottleOptions = DEFAULT_THROTTLE,
+  ) {}
+
+  private async run(op: 'take' | 'slow', provider: string): Promise<{ waitMs: number; rate: number }> {
+    const o = this.opts;
+    const [wait, rate] = (await this.redis.eval(
+      source(),
+      1,
+      this.keys.providerBucket(provider),
+      op,
+      o.maxRate,
+      o.minRate,
+      o.burst,
+      o.recover,
+      o.maxWaitSeconds,
+    )) as [string, string];
+    return { waitMs: Number(wait), rate: Number(rate) };
+  }
+
+  /** Waits for a token; returns false (no token taken) when the wait would exceed maxWaitSeconds. */
+  async take(provider: string): Promise<boolean> {
+    const { waitMs } = await this.run('take', provider);
+    if (waitMs > this.opts.maxWaitSeconds * 1000) return false;
+    if (waitMs > 0) await new Promise((r) => setTimeout(r, waitMs));
+    return true;
+  }
+
+  /** A throttle or block reply: halve the provider's rate. Returns the new rate. */
+  async slow(provider: string): Promise<number> {
+    return (await this.run('slow', provider)).rate;
+  }
+
+  async rate(provider: string): Promise<number> {
+    const v = await this.redis.hget(this.keys.providerBucket(provider), 'rate');
+    return v === null ? this.opts.maxRate : Number(v);
+  }
+}
