@@ -1,7 +1,8 @@
 // Starts the real SMTP relay (createRelayServer) on an ephemeral loopback port, with a TestApi's
 // dependencies (same database, Redis prefix, key cache and rate limiter), and gives a nodemailer
 // transport for a key. The self-signed certificate is generated once per test run.
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
+import tls from 'node:tls';
 import nodemailer from 'nodemailer';
 import type { Config } from '../../shared/config.js';
 import { createRelayServer } from '../../api/smtp/relay-server.js';
@@ -57,4 +58,48 @@ export async function refusal(p: Promise<unknown>): Promise<{ response: string; 
     return { response: e.response ?? String(err), command: e.command ?? '', code: e.responseCode ?? 0 };
   }
   throw new Error('expected the relay to refuse the message, but it was accepted');
+}
+
+/** A hand-driven SMTP session (for what nodemailer will not send): STARTTLS and AUTH PLAIN done. */
+export interface RawSession {
+  /** Sends one command line and returns the complete reply ("250 …", multi-line joined by \n). */
+  command(line: string): Promise<string>;
+  close(): Promise<void>;
+}
+
+export async function rawSession(port: number, user: string, pass: string): Promise<RawSession> {
+  let socket: net.Socket | tls.TLSSocket = net.connect(port, '127.0.0.1');
+  let buffer = '';
+  let waiting: ((reply: string) => void) | null = null;
+  const onData = (chunk: Buffer) => {
+    buffer += chunk.toString('utf8');
+    // A reply is complete at a line "NNN text" (a space, not a dash, after the code).
+    const m = /(^|\r\n)(\d{3}) [^\r\n]*\r\n$/.exec(buffer);
+    if (m && waiting) {
+      const reply = buffer.trimEnd().replace(/\r\n/g, '\n');
+      buffer = '';
+      const w = waiting;
+      waiting = null;
+      w(reply);
+    }
+  };
+  const next = () => new Promise<string>((resolve) => (waiting = resolve));
+  socket.on('data', onData);
+  const closed = track(`raw smtp ${port}`, async () => void socket.destroy());
+  const command = async (line: string) => {
+    const reply = next();
+    socket.write(`${line}\r\n`);
+    return await reply;
+  };
+  await next(); // greeting
+  await command('EHLO client.test');
+  await command('STARTTLS');
+  socket.off('data', onData);
+  socket = tls.connect({ socket, rejectUnauthorized: false });
+  await new Promise<void>((resolve) => socket.once('secureConnect', () => resolve()));
+  socket.on('data', onData);
+  await command('EHLO client.test');
+  const auth = await command(`AUTH PLAIN ${Buffer.from(`\0${user}\0${pass}`).toString('base64')}`);
+  if (!auth.startsWith('235')) throw new Error(`AUTH failed: ${auth}`);
+  return { command, close: closed };
 }
