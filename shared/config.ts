@@ -162,7 +162,10 @@ export function loadConfig(env: Env = process.env): Config {
   const relayTlsCert = str(env, 'RELAY_TLS_CERT', '') || null;
   const relayTlsKey = str(env, 'RELAY_TLS_KEY', '') || null;
   if ((relayTlsCert === null) !== (relayTlsKey === null)) {
-    throw new ConfigError(relayTlsCert ? 'RELAY_TLS_KEY' : 'RELAY_TLS_CERT', 'RELAY_TLS_CERT and RELAY_TLS_KEY go together');
+    throw new ConfigError(
+      relayTlsCert ? 'RELAY_TLS_KEY' : 'RELAY_TLS_CERT',
+      'RELAY_TLS_CERT and RELAY_TLS_KEY go together',
+    );
   }
   const baseUrl = (url(env, 'BASE_URL', `http://localhost:${httpPort}`, ['http:', 'https:']) ?? '').replace(/\/+$/, '');
   const mxHost = str(env, 'MX_HOST', new URL(baseUrl).hostname);

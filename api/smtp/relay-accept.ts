@@ -63,7 +63,12 @@ interface ParsedMessage {
 
 /** Header values and body texts (for the record); attachment bytes are skipped, not buffered. */
 async function parseMessage(raw: Buffer): Promise<ParsedMessage> {
-  const parser = new MailParser({ skipImageLinks: true, skipTextToHtml: true, skipHtmlToText: true, skipTextLinks: true });
+  const parser = new MailParser({
+    skipImageLinks: true,
+    skipTextToHtml: true,
+    skipHtmlToText: true,
+    skipTextLinks: true,
+  });
   const out: ParsedMessage = { headers: new Map(), html: null, text: null };
   parser.on('headers', (h: Headers) => (out.headers = h));
   parser.on('data', (d: { type: string; content?: Readable; release?: () => void; html?: unknown; text?: string }) => {

@@ -124,10 +124,13 @@ export function createRelayServer(deps: RelayDeps, opts: RelayServerOptions): SM
       state.rcptTo = [];
       currentAuth(deps, session)
         .then((auth) => admitSender(deps, auth, address.address))
-        .then((mailbox) => {
-          state.mailFrom = mailbox;
-          callback();
-        }, reply(deps, 'RELAY_MAIL_FROM_FAILED', callback));
+        .then(
+          (mailbox) => {
+            state.mailFrom = mailbox;
+            callback();
+          },
+          reply(deps, 'RELAY_MAIL_FROM_FAILED', callback),
+        );
     },
     onRcptTo(address: SMTPServerAddress, session, callback) {
       const state = stateOf(session);
@@ -148,10 +151,7 @@ export function createRelayServer(deps: RelayDeps, opts: RelayServerOptions): SM
           const auth = await currentAuth(deps, session);
           return await acceptMessage(deps, auth, { mailFrom: state.mailFrom, rcptTo: state.rcptTo }, raw);
         })
-        .then(
-          (id) => callback(null, `2.0.0 Ok: queued as ${id}`),
-          reply(deps, 'RELAY_DATA_FAILED', callback),
-        );
+        .then((id) => callback(null, `2.0.0 Ok: queued as ${id}`), reply(deps, 'RELAY_DATA_FAILED', callback));
     },
   });
 }

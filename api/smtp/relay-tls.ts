@@ -31,7 +31,11 @@ export async function selfSignedCertificate(commonName: string): Promise<{ key: 
   return { key: pems.private, cert: pems.cert };
 }
 
-export async function loadRelayTls(config: Config, logger: Logger, dir = fromRoot('.data', 'relay-tls')): Promise<TlsMaterial> {
+export async function loadRelayTls(
+  config: Config,
+  logger: Logger,
+  dir = fromRoot('.data', 'relay-tls'),
+): Promise<TlsMaterial> {
   if (config.relayTlsCert && config.relayTlsKey) {
     return { cert: readFileSync(config.relayTlsCert), key: readFileSync(config.relayTlsKey), selfSigned: false };
   }

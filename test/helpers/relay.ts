@@ -3,7 +3,7 @@
 // transport for a key. The self-signed certificate is generated once per test run.
 import net, { type AddressInfo } from 'node:net';
 import tls from 'node:tls';
-import nodemailer from 'nodemailer';
+import nodemailer, { type Transporter } from 'nodemailer';
 import type { Config } from '../../shared/config.js';
 import { createRelayServer } from '../../api/smtp/relay-server.js';
 import { selfSignedCertificate } from '../../api/smtp/relay-tls.js';
@@ -16,7 +16,7 @@ export interface TestRelay {
   port: number;
   close(): Promise<void>;
   /** A transport that authenticates with the key (STARTTLS required, certificate not checked). */
-  transport(user: string, pass: string, extra?: Record<string, unknown>): nodemailer.Transporter;
+  transport(user: string, pass: string, extra?: Record<string, unknown>): Transporter;
 }
 
 export async function startRelay(api: TestApi, overrides: Partial<Config> = {}): Promise<TestRelay> {
@@ -25,7 +25,7 @@ export async function startRelay(api: TestApi, overrides: Partial<Config> = {}):
   const server = createRelayServer({ ...api.deps, config: { ...api.config, ...overrides } }, tls);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.server.address() as AddressInfo).port;
-  const transports: nodemailer.Transporter[] = [];
+  const transports: Transporter[] = [];
   const close = track(`relay ${port}`, async () => {
     for (const t of transports) t.close();
     await new Promise<void>((resolve) => server.close(() => resolve()));

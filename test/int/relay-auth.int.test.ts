@@ -96,9 +96,7 @@ describe('SMTP relay: AUTH', () => {
     const insecure = await startRelay(api, { relayAllowInsecureAuth: true });
     try {
       const k = await org.mint({ permission: 'SEND' });
-      const info = await insecure
-        .transport(k.id, k.token, { ignoreTLS: true, requireTLS: false })
-        .sendMail(message());
+      const info = await insecure.transport(k.id, k.token, { ignoreTLS: true, requireTLS: false }).sendMail(message());
       expect(info.response).to.match(/^250 2\.0\.0 Ok: queued as em_/);
     } finally {
       await insecure.close();

@@ -33,8 +33,7 @@ describe('SMTP relay: key rules and refusal codes', () => {
     await api.close();
   });
 
-  const countEmails = async () =>
-    Number((await api.deps.sql<{ n: string }[]>`select count(*) as n from emails`)[0]!.n);
+  const countEmails = async () => Number((await api.deps.sql<{ n: string }[]>`select count(*) as n from emails`)[0]!.n);
 
   describe('domain restriction', () => {
     let restricted: { id: string; token: string };
@@ -89,7 +88,8 @@ describe('SMTP relay: key rules and refusal codes', () => {
 
   it('answers 451 4.7.1 while sending is paused, and accepts again after', async () => {
     const orgId = org.organization.id;
-    await api.deps.sql`update organizations set sending_paused = true, sending_paused_reason = 'bounce rate' where id = ${orgId}`;
+    await api.deps
+      .sql`update organizations set sending_paused = true, sending_paused_reason = 'bounce rate' where id = ${orgId}`;
     await api.deps.auth.invalidateOrg(orgId);
     try {
       const r = await refusal(relay.transport(key.id, key.token).sendMail(message()));
@@ -123,9 +123,7 @@ describe('SMTP relay: key rules and refusal codes', () => {
 
   it('refuses an oversized message with 552 5.3.4 and stores nothing', async () => {
     const before = await countEmails();
-    const r = await refusal(
-      relay.transport(key.id, key.token).sendMail(message({ text: 'x'.repeat(100 * 1024) })),
-    );
+    const r = await refusal(relay.transport(key.id, key.token).sendMail(message({ text: 'x'.repeat(100 * 1024) })));
     expect(r.response).to.match(/^552 5\.3\.4 /);
     expect(await countEmails()).to.equal(before);
   });
