@@ -38,7 +38,7 @@ describe('SMTP relay: AUTH', () => {
     it(`accepts a ${permission} ${mode} key (AUTH PLAIN after STARTTLS) and queues the message`, async () => {
       const k = await org.mint({ permission, mode });
       const info = await relay.transport(k.id, k.token).sendMail(message());
-      const m = /^250 2\.0\.0 Ok: queued as (em_[0-9A-Z]{26})$/.exec(info.response);
+      const m = /^250 2\.0\.0 Ok: queued as (em_[0-9A-Z]{26})$/.exec(info.response ?? '');
       expect(m, info.response).to.not.equal(null);
       expect(await storedMode(m![1]!)).to.deep.equal({ mode, key_id: k.id });
     });
@@ -47,7 +47,7 @@ describe('SMTP relay: AUTH', () => {
   it('accepts the ADMIN key, and AUTH LOGIN', async () => {
     const info = await relay.transport(org.key.id, org.key.token, { authMethod: 'LOGIN' }).sendMail(message());
     expect(info.response).to.match(/^250 2\.0\.0 Ok: queued as em_/);
-    const id = info.response.split(' ').pop()!;
+    const id = (info.response ?? '').split(' ').pop()!;
     expect(await storedMode(id)).to.deep.equal({ mode: 'live', key_id: org.key.id });
   });
 

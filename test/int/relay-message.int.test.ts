@@ -31,8 +31,8 @@ async function compose(opts: ConstructorParameters<typeof MailComposer>[0]): Pro
   return await new MailComposer(opts).compile().build();
 }
 
-function queuedId(response: string): string {
-  const m = /^250 2\.0\.0 Ok: queued as (em_[0-9A-Z]{26})$/.exec(response);
+function queuedId(response: string | undefined): string {
+  const m = /^250 2\.0\.0 Ok: queued as (em_[0-9A-Z]{26})$/.exec(response ?? '');
   if (!m) throw new Error(`unexpected reply ${response}`);
   return m[1]!;
 }

@@ -111,7 +111,7 @@ describe('SMTP relay: key rules and refusal codes', () => {
     const results: string[] = [];
     for (let i = 0; i < 4; i++) {
       try {
-        results.push((await t.sendMail(message({ from: 'hi@slow.test' }))).response);
+        results.push((await t.sendMail(message({ from: 'hi@slow.test' }))).response ?? '');
       } catch (err) {
         results.push((err as { response: string }).response);
       }
