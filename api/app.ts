@@ -2,7 +2,6 @@
 // permission table: each row gets authorize(rule) → JSON body → its handler.
 import Router from '@koa/router';
 import Koa from 'koa';
-import { ApiError } from '../shared/errors.js';
 import { ROUTES, routeId } from '../shared/permissions.js';
 import { errorMiddleware } from './middleware/errors.js';
 import { authorize } from './middleware/authorize.js';
@@ -37,13 +36,8 @@ export function createApp(deps: AppDeps, handlers: Handlers = allHandlers): Koa<
   app.use(healthRoutes());
   const api = buildApiRouter(handlers, deps.config.bodyLimitBytes);
   app.use(api.routes());
-  app.use(
-    api.allowedMethods({
-      throw: true,
-      methodNotAllowed: () => new ApiError('method_not_allowed', 'Method not allowed on this route'),
-      notImplemented: () => new ApiError('method_not_allowed', 'Method not implemented'),
-    }),
-  );
+  // Not the throwing mode: that one drops the Allow header; errorMiddleware renders the 405/501.
+  app.use(api.allowedMethods());
   return app;
 }
 

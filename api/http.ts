@@ -26,10 +26,14 @@ async function main(): Promise<void> {
   }).catch((err: unknown) => fatal(logger, err));
   logger.info({ port: config.port, baseUrl: config.baseUrl }, 'web listening');
   onShutdown(logger, async () => {
+    // close() waits for every connection, and a keep-alive connection whose request finished
+    // after the signal would otherwise linger until keepAliveTimeout (longer than the grace).
+    const sweep = setInterval(() => server.closeIdleConnections(), 100);
     await new Promise<void>((resolve) => {
       server.close(() => resolve());
       server.closeIdleConnections();
     });
+    clearInterval(sweep);
     await deps.close();
   });
 }

@@ -58,8 +58,13 @@ export const DEFAULT_JOB_OPTIONS: JobsOptions = {
  * fails at once when Redis is down instead of hanging a request).
  */
 export function createQueues(connection: Redis, bullPrefix: string): Queues {
-  const make = <K extends QueueName>(name: K) =>
-    new Queue<JobTypes[K]>(name, { connection, prefix: bullPrefix, defaultJobOptions: DEFAULT_JOB_OPTIONS });
+  const make = <K extends QueueName>(name: K) => {
+    const q = new Queue<JobTypes[K]>(name, { connection, prefix: bullPrefix, defaultJobOptions: DEFAULT_JOB_OPTIONS });
+    // Connection errors surface on the commands that fail (503 at the API); without a listener
+    // BullMQ prints every reconnect attempt's stack trace to stderr while Redis is down.
+    q.on('error', () => {});
+    return q;
+  };
   const queues = {
     delivery: make('delivery'),
     'webhook-fanout': make('webhook-fanout'),

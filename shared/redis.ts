@@ -43,9 +43,18 @@ export async function waitReady(client: Redis, ms: number): Promise<boolean> {
 
 export async function closeRedis(client: Redis): Promise<void> {
   if (client.status === 'end') return;
+  // QUIT waits in the offline queue of a client that is not connected, which never drains while
+  // Redis is down; such a client has nothing to flush, so it is simply dropped.
+  if (client.status !== 'ready') {
+    client.disconnect();
+    return;
+  }
+  const timer = setTimeout(() => client.disconnect(), 2000);
   try {
     await client.quit();
   } catch {
     client.disconnect();
+  } finally {
+    clearTimeout(timer);
   }
 }

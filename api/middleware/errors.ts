@@ -5,6 +5,7 @@
 import type Koa from 'koa';
 import { ApiError, isUnavailable } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
+import type { Logger } from '../../shared/logger.js';
 import type { ApiCustom, ApiState } from '../types.js';
 
 const REQUEST_ID = /^[A-Za-z0-9_.:-]{1,128}$/;
@@ -28,11 +29,23 @@ export function errorMiddleware(): Koa.Middleware<ApiState, ApiCustom> {
     const given = ctx.get('x-request-id');
     ctx.state.requestId = REQUEST_ID.test(given) ? given : newId('req');
     ctx.set('x-request-id', ctx.state.requestId);
-    ctx.state.log = ctx.deps.logger.child({ requestId: ctx.state.requestId });
+    // The child logger is made on first use: most requests log nothing, and a pino child per
+    // request is a measurable share of the hot path (bench/api).
+    const requestId = ctx.state.requestId;
+    let log: Logger | undefined;
+    Object.defineProperty(ctx.state, 'log', {
+      get: () => (log ??= ctx.deps.logger.child({ requestId })),
+      enumerable: true,
+      configurable: true,
+    });
     try {
       await next();
-      if (ctx.status === 404 && ctx.body == null) {
-        throw new ApiError('not_found', `No route for ${ctx.method} ${ctx.path}`);
+      if (ctx.body == null) {
+        if (ctx.status === 404) throw new ApiError('not_found', `No route for ${ctx.method} ${ctx.path}`);
+        // The router's allowedMethods set these (with an Allow header) for a known path.
+        if (ctx.status === 405 || ctx.status === 501) {
+          throw new ApiError('method_not_allowed', `${ctx.method} is not allowed on ${ctx.path}`);
+        }
       }
     } catch (err) {
       const apiErr = toApiError(err);
@@ -47,8 +60,10 @@ export function errorMiddleware(): Koa.Middleware<ApiState, ApiCustom> {
       if (apiErr.code === 'unavailable') ctx.set('Retry-After', '1');
       ctx.body = { error: { code: apiErr.code, message: apiErr.expose ? apiErr.message : defaultMessage(apiErr) } };
     } finally {
-      const ms = Number(process.hrtime.bigint() - started) / 1e6;
-      ctx.state.log.debug({ method: ctx.method, path: ctx.path, status: ctx.status, ms }, 'request');
+      if (ctx.deps.logger.isLevelEnabled('debug')) {
+        const ms = Number(process.hrtime.bigint() - started) / 1e6;
+        ctx.state.log.debug({ method: ctx.method, path: ctx.path, status: ctx.status, ms }, 'request');
+      }
     }
   };
 }

@@ -51,3 +51,11 @@ export async function countOrgs(db: Db): Promise<number> {
   const [row] = await db<{ n: number }[]>`select count(*)::int as n from organizations`;
   return row!.n;
 }
+
+/** Sets an organization's per-key request rate (callers then invalidate the org in the key cache). */
+export async function setOrgRateLimit(db: Db, orgId: string, limit: { perSecond: number; burst: number }) {
+  await db`
+    update organizations
+       set rate_limit_per_second = ${limit.perSecond}, rate_limit_burst = ${limit.burst}, updated_at = now()
+     where id = ${orgId}`;
+}

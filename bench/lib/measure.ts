@@ -1,0 +1,93 @@
+// The measuring half of every benchmark: a floor and Tern are loaded in alternating short slices
+// (A B A B …) so that a busy machine slows both alike, and the figures are medians. The load
+// generator (autocannon) runs in this process; the servers run in child processes, so they do
+// not share its event loop.
+import autocannon from 'autocannon';
+
+export interface Target {
+  name: string;
+  url: string;
+  headers?: Record<string, string>;
+}
+
+export interface SliceResult {
+  target: string;
+  rps: number;
+  p50: number;
+  p99: number;
+  /** Answers that were not 2xx, plus socket errors and timeouts: should be 0. */
+  failures: number;
+}
+
+export interface MeasureOptions {
+  pairs: number;
+  sliceSeconds: number;
+  connections: number;
+}
+
+export interface Summary {
+  floor: { rps: number; p50: number; p99: number };
+  tern: { rps: number; p50: number; p99: number };
+  /** Median of the per-pair ratios tern rps / floor rps. */
+  ratio: number;
+  failures: number;
+}
+
+async function slice(target: Target, opts: MeasureOptions): Promise<SliceResult> {
+  const r = await autocannon({
+    url: target.url,
+    connections: opts.connections,
+    duration: opts.sliceSeconds,
+    headers: target.headers ?? {},
+  });
+  return {
+    target: target.name,
+    rps: r.requests.average,
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    failures: r.non2xx + r.errors + r.timeouts,
+  };
+}
+
+export function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = s.length >> 1;
+  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
+}
+
+const fmt = (r: { rps: number; p50: number; p99: number }): string =>
+  `${r.rps.toFixed(0).padStart(8)} req/s   p50 ${r.p50.toFixed(1).padStart(6)} ms   p99 ${r.p99.toFixed(1).padStart(6)} ms`;
+
+/** Warms both targets, then runs `pairs` alternating slices and prints every figure. */
+export async function alternate(floor: Target, tern: Target, opts: MeasureOptions): Promise<Summary> {
+  const warm = { ...opts, sliceSeconds: 1 };
+  await slice(floor, warm);
+  await slice(tern, warm);
+  const floors: SliceResult[] = [];
+  const terns: SliceResult[] = [];
+  for (let i = 0; i < opts.pairs; i++) {
+    const f = await slice(floor, opts);
+    const t = await slice(tern, opts);
+    floors.push(f);
+    terns.push(t);
+    const ratio = f.rps > 0 ? t.rps / f.rps : 0;
+    console.log(`  pair ${i + 1}  ${floor.name.padEnd(6)} ${fmt(f)}`);
+    console.log(`          ${tern.name.padEnd(6)} ${fmt(t)}   ratio ${ratio.toFixed(2)}`);
+  }
+  const med = (xs: SliceResult[]) => ({
+    rps: median(xs.map((x) => x.rps)),
+    p50: median(xs.map((x) => x.p50)),
+    p99: median(xs.map((x) => x.p99)),
+  });
+  const summary: Summary = {
+    floor: med(floors),
+    tern: med(terns),
+    ratio: median(floors.map((f, i) => (f.rps > 0 ? terns[i]!.rps / f.rps : 0))),
+    failures: [...floors, ...terns].reduce((n, s) => n + s.failures, 0),
+  };
+  console.log(`  median  ${floor.name.padEnd(6)} ${fmt(summary.floor)}`);
+  console.log(`          ${tern.name.padEnd(6)} ${fmt(summary.tern)}`);
+  console.log(`  median of per-pair ratios: ${summary.ratio.toFixed(2)}`);
+  if (summary.failures > 0) console.log(`  WARNING: ${summary.failures} answers were not 2xx (figures are not valid)`);
+  return summary;
+}

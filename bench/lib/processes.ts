@@ -1,0 +1,75 @@
+// Child processes for the servers under load. Works from source (tsx) and from dist/: an entry
+// is named without extension and resolved beside the running code.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { createServer, connect } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { join, dirname } from 'node:path';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const fromSource = import.meta.url.endsWith('.ts');
+
+/** `relative` is from the code root (e.g. "api/http", "bench/servers/floor"). */
+export function entry(relative: string): string {
+  const file = join(here, '..', '..', `${relative}${fromSource ? '.ts' : '.js'}`);
+  if (!existsSync(file)) throw new Error(`bench: cannot find ${file} (run "npm run build" first?)`);
+  return file;
+}
+
+export async function freePort(): Promise<number> {
+  const s = createServer();
+  s.listen(0, '127.0.0.1');
+  await new Promise<void>((resolve) => s.once('listening', resolve));
+  const port = (s.address() as AddressInfo).port;
+  await new Promise<void>((resolve) => s.close(() => resolve()));
+  return port;
+}
+
+export interface Child {
+  port: number;
+  url: string;
+  stop(): Promise<void>;
+}
+
+/** Starts a server entry with PORT set, waits until it accepts connections. */
+export async function startServer(relative: string, env: Record<string, string>): Promise<Child> {
+  const port = await freePort();
+  const args = [...(fromSource ? ['--import', 'tsx'] : []), entry(relative)];
+  const child: ChildProcess = spawn(process.execPath, args, {
+    env: { ...process.env, ...env, PORT: String(port) },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const deadline = Date.now() + 30_000;
+  while (!(await accepts(port))) {
+    if (child.exitCode !== null) throw new Error(`bench: ${relative} exited with ${child.exitCode}`);
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`bench: ${relative} did not listen within 30 s`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return {
+    port,
+    url: `http://127.0.0.1:${port}`,
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+function accepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = connect(port, '127.0.0.1');
+    s.once('connect', () => {
+      s.destroy();
+      resolve(true);
+    });
+    s.once('error', () => resolve(false));
+  });
+}

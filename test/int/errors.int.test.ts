@@ -1,0 +1,197 @@
+// The error contract through HTTP: one shape {"error":{"code","message"}} for every failure,
+// hidden 5xx messages, 503 (never a hang) when Postgres or Redis is down, health endpoints.
+import { expect } from 'chai';
+import { request as httpRequest } from 'node:http';
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { createApp } from '../../api/app.js';
+import { allHandlers } from '../../api/routes/index.js';
+import { track } from '../helpers/resources.js';
+import { seedOrg, type SeededOrg } from '../helpers/seed.js';
+import { request, startApi, type TestApi } from '../helpers/stack.js';
+
+/** A loopback port nobody listens on. */
+async function closedPort(): Promise<number> {
+  const s = createServer();
+  s.listen(0, '127.0.0.1');
+  await new Promise<void>((resolve) => s.once('listening', resolve));
+  const port = (s.address() as AddressInfo).port;
+  await new Promise<void>((resolve) => s.close(() => resolve()));
+  return port;
+}
+
+/** Sends a body in chunks without Content-Length (Transfer-Encoding: chunked). */
+function chunkedPost(
+  url: string,
+  token: string,
+  chunk: Buffer,
+  count: number,
+): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      `${url}/api/v1/keys`,
+      {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (d: string) => (body += d));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      },
+    );
+    // The server may answer and close before the whole body is written; that is its right.
+    req.on('error', reject);
+    let sent = 0;
+    const pump = (): void => {
+      while (sent < count) {
+        sent++;
+        if (!req.write(chunk)) return void req.once('drain', pump);
+      }
+      req.end();
+    };
+    pump();
+  });
+}
+
+describe('errors', () => {
+  let api: TestApi;
+  let org: SeededOrg;
+
+  before(async () => {
+    api = await startApi();
+    org = await seedOrg(api.deps.sql, { domains: [{ name: 'acme.test' }] });
+  });
+  after(async () => api.close());
+
+  it('answers 404 not_found for unknown routes, under /api/v1 and elsewhere', async () => {
+    for (const path of ['/api/v1/nope', '/api/v1/keys/me/extra', '/nope', '/']) {
+      const res = await api.request('GET', path, { token: org.key.token });
+      expect(res.status, path).to.equal(404);
+      expect(res.json.error.code).to.equal('not_found');
+      expect(res.json.error.message).to.be.a('string');
+    }
+  });
+
+  it('answers 405 method_not_allowed for a known path with another method', async () => {
+    const res = await api.request('PUT', '/keys/me', { token: org.key.token, body: {} });
+    expect(res.status).to.equal(405);
+    expect(res.json.error.code).to.equal('method_not_allowed');
+    expect(res.headers.get('allow')).to.contain('GET');
+  });
+
+  it('answers 400 invalid_json for a malformed body', async () => {
+    const res = await api.request('POST', '/keys', {
+      token: org.key.token,
+      raw: '{"name": "x",',
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(res.status).to.equal(400);
+    expect(res.json.error.code).to.equal('invalid_json');
+  });
+
+  it('answers 415 unsupported_media_type for a body that is not JSON', async () => {
+    const res = await api.request('POST', '/keys', {
+      token: org.key.token,
+      raw: 'name=x',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
+    expect(res.status).to.equal(415);
+    expect(res.json.error.code).to.equal('unsupported_media_type');
+  });
+
+  it('answers 413 payload_too_large for a body over the limit (with Content-Length)', async () => {
+    const big = JSON.stringify({ name: 'x'.repeat(api.config.bodyLimitBytes + 10) });
+    const res = await api.request('POST', '/keys', {
+      token: org.key.token,
+      raw: big,
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(res.status).to.equal(413);
+    expect(res.json.error.code).to.equal('payload_too_large');
+  });
+
+  it('answers 413 payload_too_large for a chunked body over the limit (no Content-Length)', async () => {
+    const chunk = Buffer.alloc(64 * 1024, 'a');
+    const count = Math.ceil(api.config.bodyLimitBytes / chunk.length) + 2;
+    const res = await chunkedPost(api.url, org.key.token, chunk, count);
+    expect(res.status).to.equal(413);
+    expect(JSON.parse(res.body).error.code).to.equal('payload_too_large');
+    // The connection pool is still usable afterwards.
+    expect((await api.request('GET', '/keys/me', { token: org.key.token })).status).to.equal(200);
+  });
+
+  it('answers 500 internal_error without leaking what was thrown', async () => {
+    const app = createApp(api.deps, {
+      ...allHandlers,
+      'GET /keys/me': async () => {
+        throw new Error('secret detail');
+      },
+    });
+    const server = app.listen(0, '127.0.0.1');
+    await new Promise<void>((resolve) => server.once('listening', resolve));
+    const close = track('throwing app', async () => {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+    });
+    try {
+      const res = await request(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, 'GET', '/keys/me', {
+        token: org.key.token,
+      });
+      expect(res.status).to.equal(500);
+      expect(res.json).to.deep.equal({ error: { code: 'internal_error', message: 'Internal server error' } });
+      expect(res.text).not.to.contain('secret');
+      expect(res.headers.get('x-request-id')).to.match(/^req_/);
+    } finally {
+      await close();
+    }
+  });
+
+  it('answers /healthz and /readyz 200 when everything is up', async () => {
+    const health = await api.request('GET', '/healthz');
+    expect(health.status).to.equal(200);
+    const ready = await api.request('GET', '/readyz');
+    expect(ready.status).to.equal(200);
+    expect(ready.json.checks).to.deep.equal({ postgres: 'ok', redis: 'ok' });
+  });
+
+  describe('a backing service down', function () {
+    this.timeout(60_000);
+
+    it('answers 503 unavailable at once when Postgres is unreachable', async () => {
+      const port = await closedPort();
+      const down = await startApi({ db: { ...api.db, url: `postgres://postgres@127.0.0.1:${port}/none` } });
+      try {
+        // A never-seen token cannot be answered from the key cache.
+        const res = await down.request('GET', '/keys/me', { token: `tern_live_${'B'.repeat(43)}` });
+        expect(res.status).to.equal(503);
+        expect(res.json.error.code).to.equal('unavailable');
+        expect(res.headers.get('retry-after')).to.equal('1');
+        const ready = await down.request('GET', '/readyz');
+        expect(ready.status).to.equal(503);
+        expect(ready.json.checks).to.deep.equal({ postgres: 'unavailable', redis: 'ok' });
+        expect((await down.request('GET', '/healthz')).status).to.equal(200);
+      } finally {
+        await down.close();
+      }
+    });
+
+    it('answers 503 unavailable at once when Redis is unreachable', async () => {
+      const port = await closedPort();
+      const down = await startApi({ db: api.db, env: { REDIS_URL: `redis://127.0.0.1:${port}` } });
+      try {
+        const res = await down.request('GET', '/keys/me', { token: org.key.token });
+        expect(res.status).to.equal(503);
+        expect(res.json.error.code).to.equal('unavailable');
+        const ready = await down.request('GET', '/readyz');
+        expect(ready.status).to.equal(503);
+        expect(ready.json.checks).to.deep.equal({ postgres: 'ok', redis: 'unavailable' });
+      } finally {
+        await down.close();
+      }
+    });
+  });
+});
