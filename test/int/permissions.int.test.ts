@@ -163,6 +163,7 @@ describe('order of the auth checks (401 → 429 → forbidden → forbidden_doma
     liveOnly: true,
     restricted: 'deny',
     sending: true,
+    idempotent: false,
   };
 
   before(async () => {
