@@ -86,7 +86,14 @@ async function checkCaps(deps: WorkerDeps, email: DeliveryEmail, due: DeliveryRe
   if (email.mode === 'test' || uncounted.length === 0 || (domainCap === Infinity && orgCap === Infinity)) return due;
   const ids = uncounted.map((r) => r.id);
   const allowed = new Set(
-    await reserveCap(deps.sql, { orgId: email.org_id, domainId: email.domain_id, day: utcDate(now), ids, domainCap, orgCap }),
+    await reserveCap(deps.sql, {
+      orgId: email.org_id,
+      domainId: email.domain_id,
+      day: utcDate(now),
+      ids,
+      domainCap,
+      orgCap,
+    }),
   );
   const over = ids.filter((id) => !allowed.has(id));
   const until = nextUtcMidnight(now);

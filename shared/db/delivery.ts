@@ -43,15 +43,7 @@ export interface DeliveryEmail {
 }
 
 export type RecipientStatus =
-  | 'scheduled'
-  | 'queued'
-  | 'sent'
-  | 'delivery_delayed'
-  | 'delivered'
-  | 'bounced'
-  | 'rejected'
-  | 'failed'
-  | 'canceled';
+  'scheduled' | 'queued' | 'sent' | 'delivery_delayed' | 'delivered' | 'bounced' | 'rejected' | 'failed' | 'canceled';
 
 export interface DeliveryRecipient {
   id: string;
@@ -132,7 +124,13 @@ export async function findSuppressed(db: Db, orgId: string, domainId: string, em
 
 export async function addSuppression(
   db: Db,
-  s: { orgId: string; email: string; domainId: string | null; reason: 'hard_bounce' | 'complaint'; sourceEmailId: string },
+  s: {
+    orgId: string;
+    email: string;
+    domainId: string | null;
+    reason: 'hard_bounce' | 'complaint';
+    sourceEmailId: string;
+  },
 ): Promise<void> {
   await db`
     insert into suppressions (id, org_id, email, domain_id, reason, source_email_id)

@@ -75,7 +75,8 @@ export async function composeMessage(
     }
     if (personal.unsubscribe) {
       const mailbox = unsubscribeMailbox(personal.recipientId, personal.fromDomain, personal.secret);
-      headers['List-Unsubscribe'] = `<${personal.tracker.unsubscribeUrl(token)}>, <mailto:${mailbox}?subject=unsubscribe>`;
+      headers['List-Unsubscribe'] =
+        `<${personal.tracker.unsubscribeUrl(token)}>, <mailto:${mailbox}?subject=unsubscribe>`;
       headers['List-Unsubscribe-Post'] = 'List-Unsubscribe=One-Click';
     }
   }

@@ -9,6 +9,8 @@ export interface Received {
   mailFrom: string;
   rcptTo: string[];
   raw: Buffer;
+  user: string | null;
+  secure: boolean;
 }
 
 export type Script = (rcpt: string, count: number) => { code: number; message: string } | null;
@@ -20,11 +22,13 @@ export interface Sink {
   attempts: Map<string, number>;
   /** When set, DATA waits for this promise before answering. */
   stall: Promise<void> | null;
+  /** DATA transfers completed (answered or not). */
+  dataEnded: number;
   close(): Promise<void>;
 }
 
 export async function startSink(script: Script = () => null, extra: Partial<SMTPServerOptions> = {}): Promise<Sink> {
-  const sink: Sink = { port: 0, received: [], attempts: new Map(), stall: null, close: async () => {} };
+  const sink: Sink = { port: 0, received: [], attempts: new Map(), stall: null, dataEnded: 0, close: async () => {} };
   const server = new SMTPServer({
     authOptional: true,
     disabledCommands: ['AUTH'],
@@ -41,11 +45,14 @@ export async function startSink(script: Script = () => null, extra: Partial<SMTP
       const chunks: Buffer[] = [];
       stream.on('data', (c: Buffer) => chunks.push(c));
       stream.on('end', () => {
+        sink.dataEnded++;
         const finish = () => {
           sink.received.push({
             mailFrom: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
             rcptTo: session.envelope.rcptTo.map((r) => r.address),
             raw: Buffer.concat(chunks),
+            user: (session.user as string | undefined) ?? null,
+            secure: session.secure,
           });
           cb(null, 'Ok: queued');
         };

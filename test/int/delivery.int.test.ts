@@ -60,11 +60,15 @@ describe('delivery worker (direct to MX)', () => {
   });
 
   const events = (emailId: string) =>
-    api.deps.sql<{ type: string; recipient: string; bounce_type: string | null; detail: string | null; provider: string }[]>`
+    api.deps.sql<
+      { type: string; recipient: string; bounce_type: string | null; detail: string | null; provider: string }[]
+    >`
       select type, recipient, bounce_type, detail, provider from events where email_id = ${emailId} order by id`;
   const recipient = async (id: string) =>
-    (await api.deps.sql<{ status: string; wait_reason: string | null; attempts: number }[]>`
-      select status, wait_reason, attempts from email_recipients where id = ${id}`)[0]!;
+    (
+      await api.deps.sql<{ status: string; wait_reason: string | null; attempts: number }[]>`
+      select status, wait_reason, attempts from email_recipients where id = ${id}`
+    )[0]!;
 
   it('delivers a DKIM-signed message with its Message-ID and a VERP return path, over the second MX', async () => {
     const e = await seedEmail(api.deps.sql, {
@@ -236,7 +240,9 @@ describe('delivery worker (direct to MX)', () => {
     const ev = await events(e.id);
     const of = (l: string) => ev.filter((x) => x.recipient === `${l}@dest.test`).map((x) => x.type);
     expect(of('bounced')).to.deep.equal(['email.sent', 'email.bounced']);
-    expect(ev.find((x) => x.recipient === 'bounced@dest.test' && x.type === 'email.bounced')!.bounce_type).to.equal('hard');
+    expect(ev.find((x) => x.recipient === 'bounced@dest.test' && x.type === 'email.bounced')!.bounce_type).to.equal(
+      'hard',
+    );
     expect(of('softbounced')).to.deep.equal(['email.sent', 'email.delivery_delayed', 'email.bounced']);
     expect(ev.find((x) => x.recipient === 'softbounced@dest.test' && x.type === 'email.bounced')!.bounce_type).to.equal(
       'soft',
@@ -246,7 +252,8 @@ describe('delivery worker (direct to MX)', () => {
     expect(of('rejected')).to.deep.equal(['email.sent', 'email.rejected']);
     expect(of('plain')).to.deep.equal(['email.sent', 'email.delivered']);
     expect(sink.received.length).to.equal(seen);
-    const [sup] = await api.deps.sql`select count(*)::int as n from suppressions where email like '%@dest.test' and source_email_id = ${e.id}`;
+    const [sup] = await api.deps
+      .sql`select count(*)::int as n from suppressions where email like '%@dest.test' and source_email_id = ${e.id}`;
     expect(sup!.n).to.equal(0);
   });
 });

@@ -69,7 +69,13 @@ function plan(deps: WorkerDeps, email: DeliveryEmail, r: RecipientRef, verdict: 
       const events = [ev('email.delivered', 'delivered')];
       if (v.complained) events.push(ev('email.complained', 'complained'));
       const last = v.complained ? 'email.complained' : 'email.delivered';
-      const patch = { ...base, status: 'delivered' as const, lastEvent: last, delivered: true, complained: v.complained };
+      const patch = {
+        ...base,
+        status: 'delivered' as const,
+        lastEvent: last,
+        delivered: true,
+        complained: v.complained,
+      };
       return { patch, events, suppress: v.complained && email.mode === 'live' ? 'complaint' : null };
     }
     case 'deferred': {
@@ -89,7 +95,11 @@ function plan(deps: WorkerDeps, email: DeliveryEmail, r: RecipientRef, verdict: 
     case 'bounced': {
       const patch = { ...base, status: 'bounced' as const, lastEvent: 'email.bounced' };
       const event = ev('email.bounced', 'bounced', { bounceType: v.bounceType, detail: v.detail, blocked: v.blocked });
-      return { patch, events: [event], suppress: v.bounceType === 'hard' && email.mode === 'live' ? 'hard_bounce' : null };
+      return {
+        patch,
+        events: [event],
+        suppress: v.bounceType === 'hard' && email.mode === 'live' ? 'hard_bounce' : null,
+      };
     }
     case 'rejected':
     case 'failed': {

@@ -75,7 +75,12 @@ export async function deliverLive(ctx: LiveContext, email: DeliveryEmail, leased
       for (const r of rs) {
         try {
           const raw = await renderFor(r.id);
-          messages.push({ id: r.id, from: verpAddress(r.id, email.domain_name, deps.config.secretKey), to: r.email, raw });
+          messages.push({
+            id: r.id,
+            from: verpAddress(r.id, email.domain_name, deps.config.secretKey),
+            to: r.email,
+            raw,
+          });
         } catch (err) {
           deps.logger.error({ event: 'DELIVERY_RENDER_FAILED', emailId: email.id, err }, 'render failed');
           const why = `render error: ${(err as Error).message}`.slice(0, 500);

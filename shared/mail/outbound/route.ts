@@ -42,7 +42,12 @@ export class Router {
 
   async route(domain: string): Promise<Route> {
     if (this.smarthost) return { domain, targets: [this.smarthost], mxHosts: [] };
-    const target = (host: string): Target => ({ host, port: this.config.outboundPort, secure: false, verifyTls: false });
+    const target = (host: string): Target => ({
+      host,
+      port: this.config.outboundPort,
+      secure: false,
+      verifyTls: false,
+    });
     let mx: { exchange: string; priority: number }[];
     try {
       mx = await this.resolver.resolveMx(domain);
@@ -51,7 +56,10 @@ export class Router {
       mx = [];
     }
     if (mx.length === 1 && (mx[0]!.exchange === '' || mx[0]!.exchange === '.')) {
-      const failure = fromReply({ code: 556, enhanced: '5.1.10', text: `${domain} does not accept mail (null MX)` }, null);
+      const failure = fromReply(
+        { code: 556, enhanced: '5.1.10', text: `${domain} does not accept mail (null MX)` },
+        null,
+      );
       return { domain, targets: [], mxHosts: [], failure };
     }
     if (mx.length > 0) {
@@ -89,5 +97,8 @@ export class Router {
 }
 
 function dnsFailure(domain: string, err: unknown) {
-  return connectionFailure(Object.assign(new Error(`DNS look-up of ${domain} failed`), { code: code(err) || 'EDNS' }), null);
+  return connectionFailure(
+    Object.assign(new Error(`DNS look-up of ${domain} failed`), { code: code(err) || 'EDNS' }),
+    null,
+  );
 }
