@@ -108,6 +108,8 @@ export function createRelayServer(deps: RelayDeps, opts: RelayServerOptions): SM
     hideDSN: true,
     size: config.relayMaxBytes,
     logger: false,
+    // Shutdown: open sessions get this long to finish (within the 25 s grace of onShutdown).
+    closeTimeout: 15_000,
     onAuth(auth, session, callback) {
       login(deps, auth, session).then(
         (user) => callback(null, user),

@@ -19,10 +19,14 @@ export interface TestRelay {
   transport(user: string, pass: string, extra?: Record<string, unknown>): Transporter;
 }
 
-export async function startRelay(api: TestApi, overrides: Partial<Config> = {}): Promise<TestRelay> {
+export async function startRelay(
+  api: TestApi,
+  overrides: Partial<Config> = {},
+  opts: { secure?: boolean } = {},
+): Promise<TestRelay> {
   cert ??= selfSignedCertificate('localhost');
   const tls = await cert;
-  const server = createRelayServer({ ...api.deps, config: { ...api.config, ...overrides } }, tls);
+  const server = createRelayServer({ ...api.deps, config: { ...api.config, ...overrides } }, { ...tls, ...opts });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.server.address() as AddressInfo).port;
   const transports: Transporter[] = [];

@@ -15,13 +15,16 @@ describe('SMTP relay: AUTH', () => {
   let api: TestApi;
   let org: SeededOrg;
   let relay: TestRelay;
+  let secureRelay: TestRelay;
 
   before(async () => {
     api = await startApi();
     org = await seedOrg(api.deps.sql, { domains: [{ name: 'acme.test' }] });
     relay = await startRelay(api);
+    secureRelay = await startRelay(api, {}, { secure: true });
   });
   after(async () => {
+    await secureRelay.close();
     await relay.close();
     await api.close();
   });
@@ -101,5 +104,11 @@ describe('SMTP relay: AUTH', () => {
     } finally {
       await insecure.close();
     }
+  });
+
+  it('serves implicit TLS (RELAY_TLS_PORT) with the same AUTH', async () => {
+    const k = await org.mint({ permission: 'SEND' });
+    const info = await secureRelay.transport(k.id, k.token, { secure: true, requireTLS: false }).sendMail(message());
+    expect(info.response).to.match(/^250 2\.0\.0 Ok: queued as em_/);
   });
 });
