@@ -163,9 +163,11 @@ export async function acceptMessage(
   const read = readHeaderBlock(raw);
   if (!read.ok) throw smtpErrors.invalid(read.reason);
   const control = readControlHeaders(raw, read.block);
+  // Bcc goes too (as Postfix and sendmail -t do): delivered as written, it would show every
+  // recipient the blind copies.
   const stored = removeFields(
     raw,
-    fieldsNamed(read.block, (n) => n.startsWith('x-tern-')),
+    fieldsNamed(read.block, (n) => n.startsWith('x-tern-') || n === 'bcc'),
   );
   const parsed = await parseMessage(stored).catch((err: unknown) => {
     throw smtpErrors.invalid(`unreadable MIME (${(err as Error).message})`);

@@ -164,6 +164,20 @@ describe('SMTP relay: what is stored', () => {
     expect(Buffer.compare(e.raw_mime!, raw)).to.equal(0);
   });
 
+  it('removes a Bcc header the client wrote (it would reveal the blind copies), and nothing else', async () => {
+    const raw =
+      'From: hello@acme.test\r\nTo: a@dest.test\r\nBcc: secret@dest.test,\r\n other@dest.test\r\nSubject: s\r\n\r\nBcc: body text stays\r\n';
+    const info = await relay.transport(key.id, key.token).sendMail({
+      envelope: { from: 'hello@acme.test', to: ['a@dest.test', 'secret@dest.test', 'other@dest.test'] },
+      raw: Buffer.from(raw),
+    });
+    const e = await stored(queuedId(info.response));
+    expect(e.raw_mime!.toString()).to.equal(
+      'From: hello@acme.test\r\nTo: a@dest.test\r\nSubject: s\r\n\r\nBcc: body text stays\r\n',
+    );
+    expect(e.bcc_addresses).to.deep.equal(['secret@dest.test', 'other@dest.test']);
+  });
+
   it('accepts a message from swaks (Debian package), over STARTTLS with AUTH LOGIN', async function () {
     try {
       await run('swaks', ['--version']);
