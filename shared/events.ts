@@ -106,6 +106,14 @@ export async function recordEvents(db: Db, events: NewEvent[]): Promise<EventRow
     returning *`;
 }
 
+/**
+ * Options of an event's jobs. Job ids = event ids: a second publication of the same event adds
+ * nothing. Consumers are idempotent by event id, so retrying a failed job is always safe.
+ */
+export function eventJobOptions(eventId: string) {
+  return { jobId: eventId, attempts: 10, backoff: { type: 'exponential', delay: 1000 } };
+}
+
 /** Adds one webhook fan-out job and one metrics job per event, then marks them published. */
 export async function publishEvents(
   db: Db,
@@ -113,9 +121,7 @@ export async function publishEvents(
   eventIds: string[],
 ): Promise<void> {
   if (eventIds.length === 0) return;
-  // Job ids = event ids: a second publication of the same event adds nothing. Consumers are
-  // idempotent by event id, so retrying a failed job is always safe.
-  const opts = (eventId: string) => ({ jobId: eventId, attempts: 10, backoff: { type: 'exponential', delay: 1000 } });
+  const opts = eventJobOptions;
   await Promise.all([
     queues[QUEUE_NAMES.webhookFanout].addBulk(
       eventIds.map((eventId) => ({ name: 'event', data: { eventId }, opts: opts(eventId) })),

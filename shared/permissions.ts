@@ -50,8 +50,9 @@ const ROWS: Row[] = [
   ['GET', '/keys', 'ADMIN', 'live', 'allow'],
   ['POST', '/keys', 'ADMIN', 'live', 'scoped'],
   ['GET', '/keys/:id', 'ADMIN', 'live', 'allow'],
-  ['DELETE', '/keys/:id', 'ADMIN', 'live', 'allow'],
-  ['POST', '/keys/:id/rotate', 'ADMIN', 'live', 'allow'],
+  // A restricted key revokes and rotates only keys restricted within its domains.
+  ['DELETE', '/keys/:id', 'ADMIN', 'live', 'scoped'],
+  ['POST', '/keys/:id/rotate', 'ADMIN', 'live', 'scoped'],
 
   // organization
   ['GET', '/organization', 'ADMIN', 'live', 'allow'],

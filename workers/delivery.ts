@@ -180,6 +180,8 @@ export interface DeliveryWorkerOptions {
   throttle?: ThrottleOptions;
   /** Seconds between sweeps; 0 disables the repeatable sweep job. */
   sweepEverySeconds?: number;
+  /** How often the sweep's job scheduler is re-asserted (it lives in Redis, which may lose it). */
+  rescheduleEveryMs?: number;
 }
 
 export async function startDeliveryWorker(deps: WorkerDeps, opts: DeliveryWorkerOptions = {}): Promise<Worker> {
@@ -202,6 +204,18 @@ export async function startDeliveryWorker(deps: WorkerDeps, opts: DeliveryWorker
     deps.logger.error({ event: 'DELIVERY_JOB_FAILED', jobId: job?.id, err }, 'delivery job failed'),
   );
   worker.on('closed', () => outbound.close());
-  await startSweeper.schedule(deps, opts.sweepEverySeconds ?? 60);
+  const sweepEvery = opts.sweepEverySeconds ?? 60;
+  await startSweeper.schedule(deps, sweepEvery);
+  // The repeatable sweep is itself a Redis record: a flush or failover that loses it would stop
+  // the safety net until a restart. Upserting it again is idempotent.
+  const timer = setInterval(() => {
+    startSweeper
+      .schedule(deps, sweepEvery)
+      .catch((err: unknown) =>
+        deps.logger.warn({ event: 'DELIVERY_SWEEP_SCHEDULE_FAILED', err }, 'could not re-assert the delivery sweep'),
+      );
+  }, opts.rescheduleEveryMs ?? 300_000);
+  timer.unref();
+  worker.on('closing', () => clearInterval(timer));
   return worker;
 }
