@@ -93,7 +93,9 @@ describe('end to end: API → delivery → MX (issue 4)', function () {
     expect(sig.signingDomain).to.equal('acme.test');
     expect(sig.selector).to.equal('tern');
     // The key it verified with is the one POST /domains returned and DNS published.
-    const used = createPublicKey(sig.publicKey!).export({ type: 'spki', format: 'der' }).toString('base64');
+    const used = createPublicKey((sig as typeof sig & { publicKey: string }).publicKey)
+      .export({ type: 'spki', format: 'der' })
+      .toString('base64');
     expect(used).to.equal(dkimPublic);
 
     const parsed = await simpleParser(msg.raw);
