@@ -235,10 +235,16 @@ export async function finishEmail(db: Db, emailId: string): Promise<void> {
       and not exists (select 1 from email_recipients where email_id = ${emailId} and status in ('queued', 'scheduled'))`;
 }
 
-/** When the message's next waiting recipient (retry or hold) is due, or null when none waits. */
+/**
+ * When the message's next waiting recipient (retry or hold) is due, or null when none waits.
+ * A retry time that already passed counts too: a job delivering to many recipients can outlive
+ * the first one's short back-off, and skipping it would leave that recipient to the sweeper.
+ * Recipients with an attempt in flight are another job's business.
+ */
 export async function nextDue(db: Db, emailId: string): Promise<Date | null> {
   const [row] = await db<{ due: Date | null }[]>`
     select min(next_attempt_at) as due from email_recipients
-    where email_id = ${emailId} and status = any(${PENDING}) and next_attempt_at > now()`;
+    where email_id = ${emailId} and status = any(${PENDING}) and next_attempt_at is not null
+      and attempt_started_at is null`;
   return row?.due ?? null;
 }
