@@ -23,7 +23,7 @@ export async function insertContactEvent(
 ): Promise<ContactEventRow> {
   const [row] = await db<ContactEventRow[]>`
     insert into contact_events (id, org_id, contact_id, name, properties, key_id, mode)
-    values (${newId('evt')}, ${e.orgId}, ${e.contactId}, ${e.name}, ${JSON.stringify(e.properties)}::jsonb,
+    values (${newId('evt')}, ${e.orgId}, ${e.contactId}, ${e.name}, ${db.json(e.properties as never)}::jsonb,
             ${e.keyId}, ${e.mode})
     returning *`;
   return row!;

@@ -67,7 +67,7 @@ function mergeExpr(db: Db, properties: Record<string, PropertyValue> | undefined
   if (properties === undefined) return current;
   const removed = Object.keys(properties).filter((k) => properties[k] === null);
   const kept = Object.fromEntries(Object.entries(properties).filter(([, v]) => v !== null));
-  return db`(${current} || ${JSON.stringify(kept)}::jsonb) - ${removed}::text[]`;
+  return db`(${current} || ${db.json(kept as never)}::jsonb) - ${removed}::text[]`;
 }
 
 /** Inserts the contact or updates the one with that address; tells which happened. */

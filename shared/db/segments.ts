@@ -78,9 +78,9 @@ function propertyCondition(db: Db, name: string, c: FieldCondition): Frag {
   const typed = (type: string, cond: Frag) => db`case when jsonb_typeof(${json}) = ${type} then ${cond} else false end`;
   switch (c.op) {
     case 'eq':
-      return c.value === null ? db`(${json} is null or ${json} = 'null'::jsonb)` : db`${json} = ${JSON.stringify(c.value)}::jsonb`;
+      return c.value === null ? db`(${json} is null or ${json} = 'null'::jsonb)` : db`${json} = ${db.json(c.value as never)}::jsonb`;
     case 'in':
-      return db`exists (select 1 from jsonb_array_elements(${JSON.stringify(c.value)}::jsonb) e where e = ${json})`;
+      return db`exists (select 1 from jsonb_array_elements(${db.json(c.value as never)}::jsonb) e where e = ${json})`;
     case 'contains':
     case 'starts_with':
     case 'ends_with':
@@ -154,7 +154,7 @@ export async function insertSegment(
 ): Promise<SegmentRow> {
   const [row] = await db<SegmentRow[]>`
     insert into segments (id, org_id, name, filter)
-    values (${newId('seg')}, ${s.orgId}, ${s.name}, ${JSON.stringify(s.filter)}::jsonb)
+    values (${newId('seg')}, ${s.orgId}, ${s.name}, ${db.json(s.filter as never)}::jsonb)
     returning *`;
   return row!;
 }
@@ -182,7 +182,7 @@ export async function updateSegment(
   const [row] = await db<SegmentRow[]>`
     update segments set
       name = ${f.name === undefined ? db`name` : db`${f.name}`},
-      filter = ${f.filter === undefined ? db`filter` : db`${JSON.stringify(f.filter)}::jsonb`},
+      filter = ${f.filter === undefined ? db`filter` : db`${db.json(f.filter as never)}::jsonb`},
       updated_at = now()
     where org_id = ${orgId} and id = ${id}
     returning *`;
