@@ -7,18 +7,7 @@ import { validationError } from './errors.js';
 export type Scalar = string | number | boolean | null;
 
 export type Op =
-  | 'eq'
-  | 'neq'
-  | 'in'
-  | 'not_in'
-  | 'contains'
-  | 'starts_with'
-  | 'ends_with'
-  | 'gt'
-  | 'gte'
-  | 'lt'
-  | 'lte'
-  | 'exists';
+  'eq' | 'neq' | 'in' | 'not_in' | 'contains' | 'starts_with' | 'ends_with' | 'gt' | 'gte' | 'lt' | 'lte' | 'exists';
 
 export const OPS: readonly Op[] = [
   'eq',
@@ -49,11 +38,7 @@ export interface TopicCondition {
   subscribed: boolean;
 }
 export type SegmentFilter =
-  | { all: SegmentFilter[] }
-  | { any: SegmentFilter[] }
-  | { not: SegmentFilter }
-  | FieldCondition
-  | TopicCondition;
+  { all: SegmentFilter[] } | { any: SegmentFilter[] } | { not: SegmentFilter } | FieldCondition | TopicCondition;
 
 /** Nesting and size bounds: a filter is compiled into one SQL statement. */
 export const MAX_FILTER_DEPTH = 5;

@@ -22,7 +22,8 @@ export const eventHandlers: Handlers = {
       let contactId: string;
       if (body.contact_id !== undefined) {
         const contact = isId(body.contact_id, 'ct') ? await findContact(tx, auth.org.id, body.contact_id) : null;
-        if (!contact) throw validationError(`body.contact_id: "${body.contact_id}" is not a contact of this organization`);
+        if (!contact)
+          throw validationError(`body.contact_id: "${body.contact_id}" is not a contact of this organization`);
         contactId = contact.id;
       } else {
         contactId = (await ensureContact(tx, auth.org.id, body.email!, auth.key.id)).contact.id;

@@ -115,12 +115,7 @@ export async function findContact(db: Db, orgId: string, ref: string): Promise<C
   return row ?? null;
 }
 
-export async function updateContact(
-  db: Db,
-  orgId: string,
-  id: string,
-  f: ContactFields,
-): Promise<ContactRow | null> {
+export async function updateContact(db: Db, orgId: string, id: string, f: ContactFields): Promise<ContactRow | null> {
   const [row] = await db<ContactRow[]>`
     update contacts set
       first_name = ${f.firstName === undefined ? db`first_name` : db`${f.firstName}`},

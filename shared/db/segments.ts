@@ -53,7 +53,9 @@ function columnCondition(db: Db, field: ContactField, c: FieldCondition): Frag {
   switch (c.op) {
     case 'eq':
       if (c.value === null) return db`${col} is null`;
-      return field === 'unsubscribed' ? db`${col} = ${c.value as boolean}` : db`${col} = ${lower(c.value) as string}::text`;
+      return field === 'unsubscribed'
+        ? db`${col} = ${c.value as boolean}`
+        : db`${col} = ${lower(c.value) as string}::text`;
     case 'in':
       return db`${col} = any(${(c.value as string[]).map(lower) as string[]}::text[])`;
     case 'contains':
@@ -78,7 +80,9 @@ function propertyCondition(db: Db, name: string, c: FieldCondition): Frag {
   const typed = (type: string, cond: Frag) => db`case when jsonb_typeof(${json}) = ${type} then ${cond} else false end`;
   switch (c.op) {
     case 'eq':
-      return c.value === null ? db`(${json} is null or ${json} = 'null'::jsonb)` : db`${json} = ${db.json(c.value as never)}::jsonb`;
+      return c.value === null
+        ? db`(${json} is null or ${json} = 'null'::jsonb)`
+        : db`${json} = ${db.json(c.value as never)}::jsonb`;
     case 'in':
       return db`exists (select 1 from jsonb_array_elements(${db.json(c.value as never)}::jsonb) e where e = ${json})`;
     case 'contains':
@@ -124,8 +128,20 @@ function join(db: Db, parts: Frag[], op: 'and' | 'or', empty: Frag): Frag {
 
 /** The filter as a SQL boolean over the row alias `c` of contacts. */
 export function filterCondition(db: Db, orgId: string, f: SegmentFilter): Frag {
-  if ('all' in f) return db`(${join(db, f.all.map((x) => filterCondition(db, orgId, x)), 'and', db`true`)})`;
-  if ('any' in f) return db`(${join(db, f.any.map((x) => filterCondition(db, orgId, x)), 'or', db`false`)})`;
+  if ('all' in f)
+    return db`(${join(
+      db,
+      f.all.map((x) => filterCondition(db, orgId, x)),
+      'and',
+      db`true`,
+    )})`;
+  if ('any' in f)
+    return db`(${join(
+      db,
+      f.any.map((x) => filterCondition(db, orgId, x)),
+      'or',
+      db`false`,
+    )})`;
   if ('not' in f) return db`(not ${filterCondition(db, orgId, f.not)})`;
   if ('topic' in f) return db`(${topicCondition(db, orgId, f.topic, f.subscribed)})`;
   return db`(${leaf(db, f)})`;

@@ -52,7 +52,11 @@ export async function updateTopic(
   db: Db,
   orgId: string,
   id: string,
-  f: { name?: string | undefined; description?: string | null | undefined; defaultSubscription?: Subscription | undefined },
+  f: {
+    name?: string | undefined;
+    description?: string | null | undefined;
+    defaultSubscription?: Subscription | undefined;
+  },
 ): Promise<TopicRow | null> {
   const [row] = await db<TopicRow[]>`
     update topics set

@@ -139,7 +139,10 @@ describe('contacts', () => {
         [{ email: 'a@example.test', properties: { 'bad name': 1 } }, /body\.properties/],
         [{ email: 'a@example.test', properties: { nested: { a: 1 } } }, /body\.properties\.nested/],
         [{ email: 'a@example.test', segments: [{ id: 'seg_1' }] }, /body\.segments is not a known field/],
-        [{ email: 'a@example.test', topics: [{ id: 'top_1', subscription: 'maybe' }] }, /body\.topics\.0\.subscription must be one of opt_in, opt_out/],
+        [
+          { email: 'a@example.test', topics: [{ id: 'top_1', subscription: 'maybe' }] },
+          /body\.topics\.0\.subscription must be one of opt_in, opt_out/,
+        ],
       ];
       for (const [body, re] of cases) {
         const res = await upsert(send.token, body);
@@ -312,7 +315,13 @@ describe('contacts', () => {
 
       const got = await resend.contacts.get({ email: 'sdk@example.test' });
       expect(got.error).to.equal(null);
-      expect(got.data).to.deep.include({ object: 'contact', id, first_name: 'Sd', last_name: 'K', unsubscribed: false });
+      expect(got.data).to.deep.include({
+        object: 'contact',
+        id,
+        first_name: 'Sd',
+        last_name: 'K',
+        unsubscribed: false,
+      });
       const byId = await resend.contacts.get(id);
       expect(byId.data!.email).to.equal('sdk@example.test');
 

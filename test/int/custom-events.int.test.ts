@@ -32,7 +32,11 @@ describe('custom events (POST /events)', () => {
     api.request('POST', '/events', { token, body, headers });
 
   it('stores the event and creates the contact named by a new address', async () => {
-    const res = await post(send.token, { name: 'signed_up', email: 'New@Example.test', properties: { plan: { id: 'pro' } } });
+    const res = await post(send.token, {
+      name: 'signed_up',
+      email: 'New@Example.test',
+      properties: { plan: { id: 'pro' } },
+    });
     expect(res.status).to.equal(202);
     expect(res.json).to.include({ object: 'event', name: 'signed_up' });
     expect(res.json.id).to.match(/^evt_[0-9A-Z]{26}$/);

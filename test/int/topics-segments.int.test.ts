@@ -51,7 +51,10 @@ describe('topics, subscriptions and segments', () => {
       });
       expect(created.json.id).to.match(/^top_/);
       news = created.json.id;
-      const p = await api.request('POST', '/topics', { token: admin, body: { name: 'Promos', default_subscription: 'opt_out' } });
+      const p = await api.request('POST', '/topics', {
+        token: admin,
+        body: { name: 'Promos', default_subscription: 'opt_out' },
+      });
       promos = p.json.id;
       expect(p.json.description).to.equal(null);
 
@@ -61,7 +64,10 @@ describe('topics, subscriptions and segments', () => {
       expect(listed.json).to.deep.include({ object: 'list', has_more: true });
       expect(listed.json.data.map((t: { id: string }) => t.id)).to.deep.equal([promos]);
 
-      const tmp = await api.request('POST', '/topics', { token: admin, body: { name: 'Tmp', default_subscription: 'opt_in' } });
+      const tmp = await api.request('POST', '/topics', {
+        token: admin,
+        body: { name: 'Tmp', default_subscription: 'opt_in' },
+      });
       const patched = await api.request('PATCH', `/topics/${tmp.json.id}`, {
         token: admin,
         body: { name: 'Tmp2', default_subscription: 'opt_out' },
@@ -74,7 +80,10 @@ describe('topics, subscriptions and segments', () => {
 
     it('refuses non-ADMIN keys, and restricted ADMIN keys on changes', async () => {
       for (const k of [send, full, sendTest]) {
-        const res = await api.request('POST', '/topics', { token: k.token, body: { name: 'x', default_subscription: 'opt_in' } });
+        const res = await api.request('POST', '/topics', {
+          token: k.token,
+          body: { name: 'x', default_subscription: 'opt_in' },
+        });
         expect(res.status).to.equal(403);
         expect(res.json.error.code).to.equal('forbidden');
         expect(res.json.error.message).to.contain('ADMIN');
@@ -157,13 +166,22 @@ describe('topics, subscriptions and segments', () => {
       const contact = await api.request('GET', `/contacts/${ct}`, { token: send.token });
       expect(contact.json.unsubscribed).to.equal(true);
 
-      const back = await api.request('POST', `/contacts/${ct}/subscriptions`, { token: send.token, body: { unsubscribed: false } });
+      const back = await api.request('POST', `/contacts/${ct}/subscriptions`, {
+        token: send.token,
+        body: { unsubscribed: false },
+      });
       expect(back.json.unsubscribed).to.equal(false);
       expect(back.json.topics.find((t: { id: string }) => t.id === news).subscription).to.equal('opt_out');
 
       // A topic's new default moves the contacts that never chose, not those that did.
-      const t = await api.request('POST', '/topics', { token: admin, body: { name: 'Temp', default_subscription: 'opt_in' } });
-      const other = await api.request('POST', '/contacts', { token: send.token, body: { email: 'other@example.test' } });
+      const t = await api.request('POST', '/topics', {
+        token: admin,
+        body: { name: 'Temp', default_subscription: 'opt_in' },
+      });
+      const other = await api.request('POST', '/contacts', {
+        token: send.token,
+        body: { email: 'other@example.test' },
+      });
       await api.request('POST', `/contacts/${ct}/subscriptions`, {
         token: send.token,
         body: { topics: [{ id: t.json.id, subscription: 'opt_in' }] },
@@ -296,7 +314,12 @@ describe('topics, subscriptions and segments', () => {
       const filter = {
         all: [
           { field: 'unsubscribed', op: 'eq', value: false },
-          { any: [{ field: 'properties.plan', op: 'eq', value: 'pro' }, { topic: promos, subscribed: true }] },
+          {
+            any: [
+              { field: 'properties.plan', op: 'eq', value: 'pro' },
+              { topic: promos, subscribed: true },
+            ],
+          },
           { not: { field: 'email', op: 'starts_with', value: 'zed' } },
         ],
       };
@@ -367,13 +390,25 @@ describe('topics, subscriptions and segments', () => {
         [{ filter: {} }, /body\.filter\.field is required/],
         [{ filter: { field: 'color', op: 'eq', value: 'red' } }, /body\.filter\.field must match pattern/],
         [{ filter: { field: 'email', op: 'like', value: 'x' } }, /body\.filter\.op must be one of/],
-        [{ filter: { all: [{ field: 'email', op: 'gt', value: 'x' }] } }, /body\.filter\.all\.0\.op must be one of .* for field email/],
+        [
+          { filter: { all: [{ field: 'email', op: 'gt', value: 'x' }] } },
+          /body\.filter\.all\.0\.op must be one of .* for field email/,
+        ],
         [{ filter: { field: 'unsubscribed', op: 'eq', value: 'yes' } }, /body\.filter\.value must be true or false/],
-        [{ filter: { field: 'created_at', op: 'gt', value: 'yesterday' } }, /body\.filter\.value must be an ISO 8601 date/],
-        [{ filter: { field: 'properties.seats', op: 'in', value: [] } }, /body\.filter\.value must be a non-empty array/],
+        [
+          { filter: { field: 'created_at', op: 'gt', value: 'yesterday' } },
+          /body\.filter\.value must be an ISO 8601 date/,
+        ],
+        [
+          { filter: { field: 'properties.seats', op: 'in', value: [] } },
+          /body\.filter\.value must be a non-empty array/,
+        ],
         [{ filter: { field: 'properties.a b', op: 'eq', value: 1 } }, /body\.filter\.field must match pattern/],
         [{ filter: { any: [{ topic: news }] } }, /body\.filter\.any\.0\.subscribed is required/],
-        [{ filter: { any: [{ topic: 'top_01JAAAAAAAAAAAAAAAAAAAAAAA', subscribed: true }] } }, /^body\.filter\.any\.0\.topic: /],
+        [
+          { filter: { any: [{ topic: 'top_01JAAAAAAAAAAAAAAAAAAAAAAA', subscribed: true }] } },
+          /^body\.filter\.any\.0\.topic: /,
+        ],
         [{ filter: { all: [], extra: 1 } }, /body\.filter\.extra is not a known field/],
         [{ filter: deep }, /body\.filter(\.all\.0){5}/],
         [{ name: 'x', filter: { all: [] } }, /./],
