@@ -19,7 +19,7 @@ import {
 import type { Db } from '../shared/db/pool.js';
 import { publishEvents, recordEvents, type EventRow } from '../shared/events.js';
 import { parseVerpToken } from '../shared/mail/verp.js';
-import { detectReport, isAutoReply } from '../shared/mail/reports.js';
+import { detectReport, isAutoReply, looksLikeBounce } from '../shared/mail/reports.js';
 import { QUEUE_NAMES, type InboundJob } from '../shared/queues.js';
 import { recordTrackingHit } from '../shared/tracking.js';
 import type { WorkerDeps } from './deps.js';
@@ -103,7 +103,7 @@ export async function processInbound(deps: WorkerDeps, inboundId: string): Promi
   const fields = baseFields(mail);
   const verp = tokenRecipients(row, deps.config.secretKey, 'b');
   const unsubscribes = tokenRecipients(row, deps.config.secretKey, 'u');
-  const report = detectReport(mail);
+  const report = detectReport(mail, row.raw);
 
   if (unsubscribes.length > 0 && !report) return await unsubscribeByMail(deps, inboundId, row, fields, unsubscribes);
   const events = await deps.sql.begin(async (tx) => {
@@ -112,16 +112,18 @@ export async function processInbound(deps: WorkerDeps, inboundId: string): Promi
       let kind: ParsedInbound['kind'] = 'dropped';
       if (report?.kind === 'dsn') {
         kind = 'bounce';
-        for (const id of verp) out.push(...(await applyDsn(tx, id, report.recipients, inboundId)));
+        for (const id of verp) out.push(...(await applyDsn(tx, orgId, id, report.recipients, inboundId)));
       } else if (report?.kind === 'arf') {
         kind = 'complaint';
         for (const id of verp.length ? verp : [null]) {
-          out.push(...(await applyArf(tx, orgId, id, report.feedback, report.originalMessageId, inboundId)));
+          out.push(...(await applyArf(tx, orgId, id, report, inboundId, deps.config.secretKey)));
         }
-      } else if (verp.length > 0) {
-        // A non-report message to a VERP address (e.g. an old-style bounce): keep it, fire nothing.
-        kind = 'dropped';
+      } else if (looksLikeBounce(mail)) {
+        // A bounce without a delivery-status part: the recipient is known, the reason is not.
+        kind = 'bounce';
+        for (const id of verp) out.push(...(await applyDsn(tx, orgId, id, [], inboundId)));
       }
+      // Anything else to a VERP address (an out-of-office reply) is kept and fires nothing.
       await saveParsedInbound(tx, inboundId, { ...fields, orgId, domainId: row.domain_id, kind, emailId: null });
       return out;
     }

@@ -50,4 +50,3 @@ export async function markTracked(
     update emails set last_event = ${t.event}, last_event_at = now(), updated_at = now()
     where id = ${t.emailId}`;
 }
-
