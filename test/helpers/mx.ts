@@ -19,6 +19,7 @@ export async function startMx(api: TestApi, opts: Partial<MxDeps> & { maxBytes?:
       sql: api.deps.sql,
       queues: opts.queues ?? api.deps.queues,
       logger: opts.logger ?? createLogger('silent', 'mx-test'),
+      ...(opts.enqueueWaitMs !== undefined ? { enqueueWaitMs: opts.enqueueWaitMs } : {}),
     },
     { maxBytes: opts.maxBytes ?? 1024 * 1024 },
   );
