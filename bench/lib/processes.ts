@@ -73,3 +73,22 @@ function accepts(port: number): Promise<boolean> {
     s.once('error', () => resolve(false));
   });
 }
+
+/** Starts an entry that listens on no port (a worker); stop() sends SIGTERM and waits. */
+export function startProcess(relative: string, env: Record<string, string>): Omit<Child, 'port' | 'url'> {
+  const args = [...(fromSource ? ['--import', 'tsx'] : []), entry(relative)];
+  const child: ChildProcess = spawn(process.execPath, args, {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  return {
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
