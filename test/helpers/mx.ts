@@ -5,7 +5,10 @@ import { createMxServer, type MxDeps } from '../../api/smtp/mx-server.js';
 import { createLogger } from '../../shared/logger.js';
 import type { Reply } from './smtp-raw.js';
 import { RawSmtp } from './smtp-raw.js';
+import { startInboundWorker } from '../../workers/inbound.js';
+import { track } from './resources.js';
 import type { TestApi } from './stack.js';
+import { workerDepsFor } from './workers.js';
 
 export interface TestMx {
   port: number;
@@ -26,6 +29,22 @@ export async function startMx(api: TestApi, opts: Partial<MxDeps> & { maxBytes?:
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.server.address() as AddressInfo).port;
   return { port, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+}
+
+/** An MX and an inbound worker on the TestApi's install; close() stops both (tracked). */
+export async function startMxWithWorker(
+  api: TestApi,
+  opts: Parameters<typeof startMx>[1] = {},
+): Promise<{ port: number; close: () => Promise<void> }> {
+  const mx = await startMx(api, opts);
+  const deps = workerDepsFor(api);
+  const worker = startInboundWorker(deps);
+  const close = track('mx + inbound worker', async () => {
+    await mx.close();
+    await worker.close();
+    await deps.close();
+  });
+  return { port: mx.port, close };
 }
 
 /** One SMTP transaction: EHLO, MAIL FROM, each RCPT, and DATA when a recipient was accepted. */

@@ -3,7 +3,7 @@ import { createServer, type AddressInfo } from 'node:net';
 import { createQueues } from '../../shared/queues.js';
 import { closeRedis, createRedis } from '../../shared/redis.js';
 import { startInboundWorker } from '../../workers/inbound.js';
-import { queuedId, smtpSession, startMx, until } from '../helpers/mx.js';
+import { queuedId, smtpSession, startMx, startMxWithWorker, until } from '../helpers/mx.js';
 import { track } from '../helpers/resources.js';
 import { seedOrg, type SeededOrg } from '../helpers/seed.js';
 import { startApi, type TestApi } from '../helpers/stack.js';
@@ -100,15 +100,9 @@ describe('MX durability, attachments and hostile MIME', () => {
     let closeAll: () => Promise<void>;
 
     before(async () => {
-      const mx = await startMx(api, { maxBytes: 2 * 1024 * 1024 });
+      const mx = await startMxWithWorker(api, { maxBytes: 2 * 1024 * 1024 });
       port = mx.port;
-      const deps = workerDepsFor(api);
-      const worker = startInboundWorker(deps);
-      closeAll = track('mx + inbound worker', async () => {
-        await mx.close();
-        await worker.close();
-        await deps.close();
-      });
+      closeAll = mx.close;
     });
     after(async () => closeAll());
 

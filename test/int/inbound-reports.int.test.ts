@@ -1,20 +1,17 @@
 import { expect } from 'chai';
 import { pino } from 'pino';
 import { verpToken } from '../../shared/mail/verp.js';
-import { startInboundWorker } from '../../workers/inbound.js';
 import { fixture, REPORT_FIXTURES } from '../helpers/inbound-fixtures.js';
 import { insertEmailRows } from '../helpers/mail-rows.js';
-import { queuedId, smtpSession, startMx, until, type TestMx } from '../helpers/mx.js';
-import { track } from '../helpers/resources.js';
+import { queuedId, smtpSession, startMxWithWorker, until } from '../helpers/mx.js';
 import { seedOrg, type SeededOrg } from '../helpers/seed.js';
 import { startApi, type TestApi } from '../helpers/stack.js';
-import { workerDepsFor } from '../helpers/workers.js';
 
 describe('DSN and ARF reports by mail', () => {
   let api: TestApi;
   let org: SeededOrg;
   let other: SeededOrg;
-  let mx: TestMx;
+  let port: number;
   let logLines: Record<string, unknown>[];
   let closeAll: () => Promise<void>;
 
@@ -24,14 +21,9 @@ describe('DSN and ARF reports by mail', () => {
     other = await seedOrg(api.deps.sql, { domains: [{ name: 'beta.test' }] });
     logLines = [];
     const logger = pino({ level: 'warn' }, { write: (line: string) => void logLines.push(JSON.parse(line)) });
-    mx = await startMx(api, { logger });
-    const deps = workerDepsFor(api);
-    const worker = startInboundWorker(deps);
-    closeAll = track('mx + inbound worker', async () => {
-      await mx.close();
-      await worker.close();
-      await deps.close();
-    });
+    const mx = await startMxWithWorker(api, { logger });
+    port = mx.port;
+    closeAll = mx.close;
   });
   after(async () => {
     await closeAll();
@@ -77,7 +69,7 @@ describe('DSN and ARF reports by mail', () => {
         FIXED: fixed,
         MESSAGE_ID: sent.messageId,
       });
-      const { rcptReplies, data } = await smtpSession(mx.port, [f.to === 'verp' ? sent.verp : fixed], msg, '');
+      const { rcptReplies, data } = await smtpSession(port, [f.to === 'verp' ? sent.verp : fixed], msg, '');
       expect(rcptReplies[0]!.code).to.equal(250);
       const row = await processed(queuedId(data));
       expect(row.status).to.equal('processed');
@@ -114,7 +106,7 @@ describe('DSN and ARF reports by mail', () => {
       RCPT: sent.rcpt.email,
       MESSAGE_ID: sent.messageId,
     });
-    const { rcptReplies, data } = await smtpSession(mx.port, [forged], msg, '');
+    const { rcptReplies, data } = await smtpSession(port, [forged], msg, '');
     expect(rcptReplies[0]!.code).to.equal(550);
     expect(rcptReplies[0]!.text).to.match(/^5\.1\.1 /);
     expect(data).to.equal(null);
@@ -128,7 +120,7 @@ describe('DSN and ARF reports by mail', () => {
     const crossVerp = `b+${sent.token}@bounces.beta.test`;
     for (const file of ['postfix-dsn-user-unknown.eml', 'yahoo-arf-abuse.eml']) {
       const msg = fixture(file, { VERP: crossVerp, RCPT: sent.rcpt.email, MESSAGE_ID: sent.messageId });
-      const { rcptReplies, data } = await smtpSession(mx.port, [crossVerp], msg, '');
+      const { rcptReplies, data } = await smtpSession(port, [crossVerp], msg, '');
       expect(rcptReplies[0]!.code).to.equal(250);
       const row = await processed(queuedId(data));
       expect(row.org_id).to.equal(other.organization.id);

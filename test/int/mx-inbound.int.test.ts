@@ -1,17 +1,10 @@
 import { expect } from 'chai';
-import type { AddressInfo } from 'node:net';
-import { createMxServer } from '../../api/smtp/mx-server.js';
-import { createLogger } from '../../shared/logger.js';
 import { unsubscribeMailbox, verpToken } from '../../shared/mail/verp.js';
-import { startInboundWorker } from '../../workers/inbound.js';
 import { fixture } from '../helpers/inbound-fixtures.js';
 import { insertEmailRows, type SeededEmail } from '../helpers/mail-rows.js';
-import { until } from '../helpers/mx.js';
-import { track } from '../helpers/resources.js';
+import { smtpSession, startMxWithWorker, until } from '../helpers/mx.js';
 import { seedOrg, type SeededOrg } from '../helpers/seed.js';
-import { RawSmtp } from '../helpers/smtp-raw.js';
 import { startApi, type TestApi } from '../helpers/stack.js';
-import { workerDepsFor } from '../helpers/workers.js';
 
 const MAX_BYTES = 64 * 1024;
 
@@ -24,20 +17,9 @@ describe('MX and inbound worker', () => {
   before(async () => {
     api = await startApi({ env: { INBOUND_SECRET: 'inbound-secret-for-tests-0123456789' } });
     org = await seedOrg(api.deps.sql, { domains: [{ name: 'acme.test' }, { name: 'pending.test', verified: false }] });
-    const logger = createLogger('silent', 'mx-test');
-    const server = createMxServer(
-      { config: api.config, sql: api.deps.sql, queues: api.deps.queues, logger },
-      { maxBytes: MAX_BYTES },
-    );
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    port = (server.server.address() as AddressInfo).port;
-    const deps = workerDepsFor(api);
-    const worker = startInboundWorker(deps);
-    closeAll = track('mx + inbound worker', async () => {
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      await worker.close();
-      await deps.close();
-    });
+    const mx = await startMxWithWorker(api, { maxBytes: MAX_BYTES });
+    port = mx.port;
+    closeAll = mx.close;
   });
   after(async () => {
     await closeAll();
@@ -60,21 +42,7 @@ describe('MX and inbound worker', () => {
     };
   }
 
-  async function session(rcpts: string[], message: string, from = 'someone@example.net') {
-    const { client, greeting } = await RawSmtp.open(port);
-    try {
-      expect(greeting.code).to.equal(220);
-      expect((await client.cmd('EHLO client.example.net')).code).to.equal(250);
-      expect((await client.cmd(`MAIL FROM:<${from}>`)).code).to.equal(250);
-      const rcptReplies = [];
-      for (const r of rcpts) rcptReplies.push(await client.cmd(`RCPT TO:<${r}>`));
-      const accepted = rcptReplies.some((r) => r.code === 250);
-      const data = accepted ? await client.data(message) : null;
-      return { rcptReplies, data };
-    } finally {
-      await client.close();
-    }
-  }
+  const session = (rcpts: string[], message: string, from?: string) => smtpSession(port, rcpts, message, from);
 
   const reply = (inReplyTo: string | null, extra = '') =>
     [
