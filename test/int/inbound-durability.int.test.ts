@@ -1,5 +1,4 @@
 import { expect } from 'chai';
-import { createServer, type AddressInfo } from 'node:net';
 import { createQueues } from '../../shared/queues.js';
 import { closeRedis, createRedis } from '../../shared/redis.js';
 import { startInboundWorker } from '../../workers/inbound.js';
@@ -8,16 +7,9 @@ import { track } from '../helpers/resources.js';
 import { seedOrg, type SeededOrg } from '../helpers/seed.js';
 import { startApi, type TestApi } from '../helpers/stack.js';
 import { workerDepsFor } from '../helpers/workers.js';
+import { freePort } from '../helpers/ports.js';
 
 const TO = 'support@reply.acme.test';
-
-async function closedPort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
-  const { port } = srv.address() as AddressInfo;
-  await new Promise<void>((resolve) => srv.close(() => resolve()));
-  return port;
-}
 
 function nestedMultipart(depth: number): string {
   let open = '';
@@ -63,7 +55,7 @@ describe('MX durability, attachments and hostile MIME', () => {
 
   describe('with Redis unreachable from the MX', () => {
     it('answers 250 once the row is stored, and the sweeper processes it later', async () => {
-      const deadRedis = createRedis(`redis://127.0.0.1:${await closedPort()}`, 'api', 'tern-mx-test');
+      const deadRedis = createRedis(`redis://127.0.0.1:${await freePort()}`, 'api', 'tern-mx-test');
       const deadQueues = createQueues(deadRedis, 'dead');
       const mx = await startMx(api, { queues: deadQueues, enqueueWaitMs: 200 });
       const closeMx = track('mx with dead redis', async () => {
