@@ -7,7 +7,6 @@ import { Worker, type Job, type WorkerOptions } from 'bullmq';
 import {
   claimEmail,
   finishEmail,
-  findSuppressed,
   getDeliveryEmail,
   holdRecipients,
   leaseRecipients,
@@ -18,6 +17,7 @@ import {
   type DeliveryEmail,
   type DeliveryRecipient,
 } from '../shared/db/delivery.js';
+import { findSuppressedEmails } from '../shared/db/suppressions.js';
 import { publishEvents, recordEvents } from '../shared/events.js';
 import { Outbound } from '../shared/mail/outbound/index.js';
 import { providerOf } from '../shared/mail/providers.js';
@@ -64,13 +64,13 @@ async function checkPause(deps: WorkerDeps, email: DeliveryEmail, due: DeliveryR
 async function checkSuppression(ctx: Ctx, email: DeliveryEmail, due: DeliveryRecipient[]) {
   if (email.mode === 'test') return due;
   const fresh = due.filter((r) => r.status === 'queued');
-  const suppressed = await findSuppressed(
+  const suppressed = await findSuppressedEmails(
     ctx.deps.sql,
     email.org_id,
     email.domain_id,
     fresh.map((r) => r.email),
   );
-  for (const r of fresh.filter((x) => suppressed.has(x.email))) {
+  for (const r of fresh.filter((x) => suppressed.has(x.email.toLowerCase()))) {
     const v: Verdict = { kind: 'rejected', response: 'suppressed', detail: 'Suppressed' };
     await recordVerdict(ctx.deps, email, { id: r.id, email: r.email, attempts: r.attempts, provider: r.provider }, v);
   }

@@ -1,5 +1,5 @@
-// The floor of bench/smtp: a bare smtp-server on PORT that offers STARTTLS, accepts any AUTH and
-// any message (read to its end and dropped): the protocol work without any of Tern's.
+// The floor of bench/smtp: a bare smtp-server on PORT that offers STARTTLS, accepts any AUTH (or
+// none) and any message (read to its end and dropped): the protocol work without any of Tern's.
 import { SMTPServer } from 'smtp-server';
 import { selfSignedCertificate } from '../../api/smtp/relay-tls.js';
 
@@ -7,6 +7,7 @@ const tls = await selfSignedCertificate('localhost');
 const server = new SMTPServer({
   ...tls,
   logger: false,
+  authOptional: true,
   authMethods: ['PLAIN', 'LOGIN'],
   onAuth(auth, _session, cb) {
     cb(null, { user: auth.username });

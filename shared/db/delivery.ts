@@ -1,7 +1,6 @@
 // SQL of the delivery engine: loading a message for delivery, claiming it, per-recipient
 // attempt bookkeeping (recorded before and after SMTP), daily caps, the sweeper's look-up and
-// the alert-rule counts. Suppression look-ups live here until shared/db/suppressions.ts lands.
-import { newId } from '../ids.js';
+// the alert-rule counts. Suppressions are shared/db/suppressions.ts.
 import type { Db, Sql } from './pool.js';
 
 export interface DeliveryEmail {
@@ -111,31 +110,6 @@ export async function holdRecipients(db: Db, ids: string[], reason: string, unti
   await db`
     update email_recipients set wait_reason = ${reason}, next_attempt_at = ${until}, updated_at = now()
     where id = any(${ids})`;
-}
-
-/** Which of `emails` are suppressed for this org (org-wide rows or rows of `domainId`). */
-export async function findSuppressed(db: Db, orgId: string, domainId: string, emails: string[]): Promise<Set<string>> {
-  if (emails.length === 0) return new Set();
-  const rows = await db<{ email: string }[]>`
-    select distinct email from suppressions
-    where org_id = ${orgId} and email = any(${emails}) and (domain_id is null or domain_id = ${domainId})`;
-  return new Set(rows.map((r) => r.email));
-}
-
-export async function addSuppression(
-  db: Db,
-  s: {
-    orgId: string;
-    email: string;
-    domainId: string | null;
-    reason: 'hard_bounce' | 'complaint';
-    sourceEmailId: string;
-  },
-): Promise<void> {
-  await db`
-    insert into suppressions (id, org_id, email, domain_id, reason, source_email_id)
-    values (${newId('sup')}, ${s.orgId}, ${s.email.toLowerCase()}, ${s.domainId}, ${s.reason}, ${s.sourceEmailId})
-    on conflict do nothing`;
 }
 
 /**

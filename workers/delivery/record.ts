@@ -1,12 +1,7 @@
 // Turns a verdict into the recipient's next state and its events, in one transaction, then
 // publishes the events after commit. Dedupe keys make a re-run record nothing twice.
-import {
-  addSuppression,
-  applyOutcome,
-  setEmailLastEvent,
-  type DeliveryEmail,
-  type OutcomePatch,
-} from '../../shared/db/delivery.js';
+import { applyOutcome, setEmailLastEvent, type DeliveryEmail, type OutcomePatch } from '../../shared/db/delivery.js';
+import { addSuppression } from '../../shared/db/suppressions.js';
 import { publishEvents, recordEvents, type EmailEventType, type NewEvent } from '../../shared/events.js';
 import type { WorkerDeps } from '../deps.js';
 import { retryDelaySeconds, type Verdict } from './verdict.js';
