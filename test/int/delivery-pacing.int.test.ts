@@ -110,7 +110,9 @@ describe('delivery pacing (provider throttle, connections per MX host)', functio
     expect(delayed).to.deep.equal({ blocked: true, detail: 'IPFailure', provider: 'gmail' });
     // Halved from the maximum (2 → 1), regaining 0.1 msg/s per second since.
     const slowed = await throttle.rate('gmail');
-    expect(slowed).to.be.at.least(THROTTLE.maxRate / 2).and.below(THROTTLE.maxRate);
+    expect(slowed)
+      .to.be.at.least(THROTTLE.maxRate / 2)
+      .and.below(THROTTLE.maxRate);
 
     const next = await send(['waits@gmail.com', 'goes@outlook.com']);
     const waitsRid = next.recipients['waits@gmail.com']!;
