@@ -51,7 +51,10 @@ export const startSweeper = {
     await deps.queues.delivery.addBulk(
       lost.map((emailId) => ({ name: 'email', data: { emailId }, opts: { jobId: `${emailId}-sweep-${stamp}` } })),
     );
-    deps.logger.warn({ event: 'DELIVERY_SWEEP_REQUEUED', count: lost.length, emailIds: lost }, 're-enqueued stuck messages');
+    deps.logger.warn(
+      { event: 'DELIVERY_SWEEP_REQUEUED', count: lost.length, emailIds: lost },
+      're-enqueued stuck messages',
+    );
     return lost.length;
   },
 };
