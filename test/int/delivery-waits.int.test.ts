@@ -89,6 +89,19 @@ describe('delivery: wait reasons, retries, sweeper', function () {
     return res.json.recipients as ApiRecipient[];
   }
 
+  /** Polled in the database: polling the API would run into the key's request rate limit. */
+  const rows = async (id: string) =>
+    await api.deps.sql<{ status: string; wait_reason: string | null }[]>`
+      select status, wait_reason from email_recipients where email_id = ${id} order by id`;
+  const rowStatus = async (id: string) => (await rows(id))[0]!.status;
+  /** Waits (in the database) for a state, then reads it through GET /emails/{id}. */
+  async function whenThen(token: string, id: string, ok: (r: ApiRecipient[]) => boolean, what: string) {
+    await waitFor(async () => ok((await rows(id)) as unknown as ApiRecipient[]), what);
+    const list = await recipients(token, id);
+    expect(ok(list), `${what} (API)`).to.equal(true);
+    return list;
+  }
+
   const deliveredAt = async (id: string) =>
     (
       await api.deps.sql<{ delivered_at: Date | null }[]>`
@@ -101,7 +114,7 @@ describe('delivery: wait reasons, retries, sweeper', function () {
     const id = await post(token, ['later@dest.test'], { scheduled_at: at.toISOString() });
     const [r] = await recipients(token, id);
     expect(r).to.deep.include({ status: 'scheduled', wait_reason: `scheduled for ${at.toISOString()}` });
-    await waitFor(async () => (await recipients(token, id))[0]!.status === 'delivered', 'scheduled delivery');
+    await waitFor(async () => (await rowStatus(id)) === 'delivered', 'scheduled delivery');
     expect((await deliveredAt(id))!.getTime()).to.be.at.least(at.getTime());
     const final = (await recipients(token, id))[0]!;
     expect(final.wait_reason).to.equal(null);
@@ -114,15 +127,12 @@ describe('delivery: wait reasons, retries, sweeper', function () {
     expect(
       (await api.request('PATCH', '/organization', { token: admin, body: { sending_paused: true } })).status,
     ).to.equal(200);
-    const held = await waitFor(async () => {
-      const [r] = await recipients(token, id);
-      return r!.wait_reason === 'sending paused' ? r : null;
-    }, 'paused wait reason');
-    expect(held.status).to.equal('queued');
+    const [held] = await whenThen(token, id, ([r]) => r!.wait_reason === 'sending paused', 'paused wait reason');
+    expect(held!.status).to.equal('queued');
     expect(
       (await api.request('PATCH', '/organization', { token: admin, body: { sending_paused: false } })).status,
     ).to.equal(200);
-    await waitFor(async () => (await recipients(token, id))[0]!.status === 'delivered', 'delivery after resume');
+    await waitFor(async () => (await rowStatus(id)) === 'delivered', 'delivery after resume');
   });
 
   it('shows a recipient over the daily cap as waiting until the next UTC midnight', async () => {
@@ -130,10 +140,12 @@ describe('delivery: wait reasons, retries, sweeper', function () {
     await api.request('PATCH', '/organization', { token: admin, body: { daily_cap: 1 } });
     const id = await post(token, ['cap1@dest.test', 'cap2@dest.test']);
     const midnight = new Date((Math.floor(Date.now() / 86_400_000) + 1) * 86_400_000).toISOString();
-    const rs = await waitFor(async () => {
-      const list = await recipients(token, id);
-      return list.some((r) => r.status === 'delivered') && list.some((r) => r.wait_reason) ? list : null;
-    }, 'one delivered, one over the cap');
+    const rs = await whenThen(
+      token,
+      id,
+      (list) => list.some((r) => r.status === 'delivered') && list.some((r) => r.wait_reason !== null),
+      'one delivered, one over the cap',
+    );
     const over = rs.find((r) => r.status !== 'delivered')!;
     expect(over).to.deep.include({ status: 'queued', wait_reason: `over daily cap until ${midnight}` });
   });
@@ -141,12 +153,9 @@ describe('delivery: wait reasons, retries, sweeper', function () {
   it('shows "retry at T after R" with the last SMTP reply, follows DELIVERY_RETRY_SECONDS, then bounces soft', async () => {
     const { token } = await newOrg();
     const id = await post(token, ['busy@dest.test']);
-    const r = await waitFor(async () => {
-      const [x] = await recipients(token, id);
-      return x!.status === 'delivery_delayed' ? x : null;
-    }, 'first deferral');
-    expect(r.wait_reason).to.match(/^retry at \d{4}-\d\d-\d\dT\S+Z after: 451 4\.2\.1 mailbox busy, try later$/);
-    expect(r.last_response).to.equal('451 4.2.1 mailbox busy, try later');
+    const [r] = await whenThen(token, id, ([x]) => x!.status === 'delivery_delayed', 'first deferral');
+    expect(r!.wait_reason).to.match(/^retry at \d{4}-\d\d-\d\dT\S+Z after: 451 4\.2\.1 mailbox busy, try later$/);
+    expect(r!.last_response).to.equal('451 4.2.1 mailbox busy, try later');
 
     // Polled in the database: the key's request rate limit would not allow polling the API this long.
     await waitFor(
@@ -188,7 +197,7 @@ describe('delivery: wait reasons, retries, sweeper', function () {
       domainName,
       to: ['orphan@dest.test'],
     });
-    await waitFor(async () => (await recipients(token, e.id))[0]!.status === 'delivered', 'swept delivery');
+    await waitFor(async () => (await rowStatus(e.id)) === 'delivered', 'swept delivery');
     expect(sink.received.filter((m) => m.rcptTo.includes('orphan@dest.test'))).to.have.length(1);
     const [n] = await api.deps.sql<{ n: number }[]>`select count(*)::int as n from emails where id = ${e.id}`;
     expect(n!.n).to.equal(1);
@@ -201,7 +210,7 @@ describe('delivery: wait reasons, retries, sweeper', function () {
     const job = await api.deps.queues.delivery.getJob(id);
     expect(job, 'the API’s delayed job').to.not.equal(undefined);
     await job!.remove();
-    await waitFor(async () => (await recipients(token, id))[0]!.status === 'delivered', 'swept scheduled delivery');
+    await waitFor(async () => (await rowStatus(id)) === 'delivered', 'swept scheduled delivery');
     expect((await deliveredAt(id))!.getTime()).to.be.at.least(at.getTime());
   });
 
@@ -240,11 +249,7 @@ describe('delivery: wait reasons, retries, sweeper', function () {
         domainName,
         to: ['process@dest.test'],
       });
-      await waitFor(
-        async () => (await recipients(token, e.id))[0]!.status === 'delivered',
-        'delivery by the process',
-        30_000,
-      );
+      await waitFor(async () => (await rowStatus(e.id)) === 'delivered', 'delivery by the process', 30_000);
       expect(out).to.contain('DELIVERY_SWEEP_REQUEUED');
     } finally {
       await stop();
