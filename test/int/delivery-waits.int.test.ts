@@ -198,6 +198,7 @@ describe('delivery: wait reasons, retries, sweeper', function () {
       to: ['orphan@dest.test'],
     });
     await waitFor(async () => (await rowStatus(e.id)) === 'delivered', 'swept delivery');
+    expect((await recipients(token, e.id))[0]!.status).to.equal('delivered');
     expect(sink.received.filter((m) => m.rcptTo.includes('orphan@dest.test'))).to.have.length(1);
     const [n] = await api.deps.sql<{ n: number }[]>`select count(*)::int as n from emails where id = ${e.id}`;
     expect(n!.n).to.equal(1);
@@ -251,6 +252,7 @@ describe('delivery: wait reasons, retries, sweeper', function () {
       });
       await waitFor(async () => (await rowStatus(e.id)) === 'delivered', 'delivery by the process', 30_000);
       expect(out).to.contain('DELIVERY_SWEEP_REQUEUED');
+      expect((await recipients(token, e.id))[0]!.status).to.equal('delivered');
     } finally {
       await stop();
     }
