@@ -35,6 +35,10 @@ export interface Config {
   outboundConnectionsPerHost: number;
   /** Delivery jobs one worker process runs at once. */
   deliveryConcurrency: number;
+  /** Seconds between runs of the delivery sweeper (DELIVERY_SWEEP_SECONDS, default 60). */
+  deliverySweepSeconds: number;
+  /** A recipient due this long with no live job is re-enqueued (DELIVERY_SWEEP_GRACE_SECONDS, 120). */
+  deliverySweepGraceSeconds: number;
   /** Largest inbound message the MX (and the HTTP intake) accepts. */
   inboundMaxBytes: number;
   /** Bearer secret of POST /api/v1/inbound/raw; null disables the HTTP intake. */
@@ -214,6 +218,8 @@ export function loadConfig(env: Env = process.env): Config {
     deliveryPauseRecheckSeconds: positive(env, 'DELIVERY_PAUSE_RECHECK_SECONDS', 60),
     outboundConnectionsPerHost: positive(env, 'OUTBOUND_CONNECTIONS_PER_HOST', 5, true),
     deliveryConcurrency: positive(env, 'DELIVERY_CONCURRENCY', 50, true),
+    deliverySweepSeconds: positive(env, 'DELIVERY_SWEEP_SECONDS', 60),
+    deliverySweepGraceSeconds: positive(env, 'DELIVERY_SWEEP_GRACE_SECONDS', 120),
     inboundMaxBytes: Number(inboundMax),
     inboundSecret: inboundSecret || null,
     relayMaxBytes: positive(env, 'RELAY_MAX_BYTES', 40 * 1024 * 1024, true),

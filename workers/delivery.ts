@@ -12,6 +12,7 @@ import {
   leaseRecipients,
   markSent,
   pendingRecipients,
+  releaseScheduled,
   reserveCap,
   unclaimEmail,
   type DeliveryEmail,
@@ -37,9 +38,31 @@ export const ATTEMPT_LEASE_SECONDS = 15 * 60;
 
 type Ctx = LiveContext & { jobId: string };
 
+/**
+ * A scheduled message is released when its time has come. A job that fires early (the message
+ * was rescheduled later while its job was already running) re-delays itself to `scheduled_at`.
+ */
+async function releaseSchedule(deps: WorkerDeps, email: DeliveryEmail): Promise<boolean> {
+  if (email.status !== 'scheduled') return true;
+  const at = email.scheduled_at?.getTime() ?? 0;
+  if (at > Date.now() + 1000) {
+    await deps.queues.delivery.add(
+      'email',
+      { emailId: email.id },
+      { jobId: `${email.id}-${at}`, delay: at - Date.now() },
+    );
+    return false;
+  }
+  return await releaseScheduled(deps.sql, email.id);
+}
+
 async function load(deps: WorkerDeps, emailId: string) {
-  const email = await getDeliveryEmail(deps.sql, emailId);
+  let email = await getDeliveryEmail(deps.sql, emailId);
   if (!email || email.status === 'canceled' || email.status === 'failed') return null;
+  if (email.status === 'scheduled') {
+    if (!(await releaseSchedule(deps, email))) return null;
+    email = { ...email, status: 'queued' };
+  }
   const soon = Date.now() + 1000;
   const due = (await pendingRecipients(deps.sql, emailId)).filter(
     (r) => r.next_attempt_at === null || r.next_attempt_at.getTime() <= soon,
@@ -178,7 +201,7 @@ export async function processDelivery(ctx: Ctx, job: DeliveryJob): Promise<void>
 export interface DeliveryWorkerOptions {
   worker?: Partial<WorkerOptions>;
   throttle?: ThrottleOptions;
-  /** Seconds between sweeps; 0 disables the repeatable sweep job. */
+  /** Seconds between sweeps (default DELIVERY_SWEEP_SECONDS); 0 disables the repeatable sweep job. */
   sweepEverySeconds?: number;
   /** How often the sweep's job scheduler is re-asserted (it lives in Redis, which may lose it). */
   rescheduleEveryMs?: number;
@@ -190,7 +213,7 @@ export async function startDeliveryWorker(deps: WorkerDeps, opts: DeliveryWorker
   const worker = new Worker<DeliveryJob>(
     QUEUE_NAMES.delivery,
     async (job: Job<DeliveryJob>) => {
-      if (job.name === SWEEP_JOB) return await startSweeper.sweep(deps);
+      if (job.name === SWEEP_JOB) return await startSweeper.sweep(deps, deps.config.deliverySweepGraceSeconds);
       await processDelivery({ deps, outbound, throttle, tracker, jobId: job.id ?? job.data.emailId }, job.data);
     },
     {
@@ -204,7 +227,7 @@ export async function startDeliveryWorker(deps: WorkerDeps, opts: DeliveryWorker
     deps.logger.error({ event: 'DELIVERY_JOB_FAILED', jobId: job?.id, err }, 'delivery job failed'),
   );
   worker.on('closed', () => outbound.close());
-  const sweepEvery = opts.sweepEverySeconds ?? 60;
+  const sweepEvery = opts.sweepEverySeconds ?? deps.config.deliverySweepSeconds;
   await startSweeper.schedule(deps, sweepEvery);
   // The repeatable sweep is itself a Redis record: a flush or failover that loses it would stop
   // the safety net until a restart. Upserting it again is idempotent.

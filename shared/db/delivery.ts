@@ -96,6 +96,22 @@ export async function claimEmail(db: Db, id: string): Promise<boolean> {
   return rows.length === 1;
 }
 
+/**
+ * A scheduled message whose time has come: its recipients become `queued` (the scheduled wait
+ * reason cleared) and so does the message, unless it was canceled meanwhile. True when released.
+ */
+export async function releaseScheduled(sql: Sql, id: string): Promise<boolean> {
+  return await sql.begin(async (tx) => {
+    const rows = await tx`
+      update emails set status = 'queued', updated_at = now() where id = ${id} and status = 'scheduled' returning id`;
+    if (rows.length === 0) return false;
+    await tx`
+      update email_recipients set status = 'queued', wait_reason = null, updated_at = now()
+      where email_id = ${id} and status = 'scheduled'`;
+    return true;
+  });
+}
+
 /** Gives a held message back (cancelable again) when none of its recipients was handed over. */
 export async function unclaimEmail(db: Db, id: string): Promise<void> {
   await db`

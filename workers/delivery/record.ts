@@ -50,7 +50,9 @@ interface Plan {
 function expire(deps: WorkerDeps, email: DeliveryEmail, v: Verdict, now: Date): Verdict {
   if (v.kind !== 'deferred' || email.mode === 'test') return v;
   const maxAgeMs = deps.config.deliveryMaxAgeHours * 3_600_000;
-  if (now.getTime() - email.created_at.getTime() < maxAgeMs) return v;
+  // A scheduled message ages from its scheduled time, not from when the API stored it.
+  const start = (email.scheduled_at ?? email.created_at).getTime();
+  if (now.getTime() - start < maxAgeMs) return v;
   return { kind: 'bounced', response: v.response, bounceType: 'soft', detail: 'General', blocked: v.blocked };
 }
 

@@ -40,7 +40,11 @@ export function settle<T>(
       else resolve(value as T);
     };
     const onError = (err: Error) => finish(err);
-    const onEnd = () => finish(Object.assign(new Error('Connection closed unexpectedly'), { code: 'ECONNECTION' }));
+    // On a 421 nodemailer closes the connection ('end') first and then calls the command's
+    // callback with the server's reply: the reply must win, or a provider's throttle (Gmail's
+    // 421 4.7.28) would look like a mere network failure.
+    const onEnd = () =>
+      setImmediate(() => finish(Object.assign(new Error('Connection closed unexpectedly'), { code: 'ECONNECTION' })));
     pc.conn.on('error', onError);
     pc.conn.on('end', onEnd);
     start(finish);
