@@ -23,6 +23,7 @@ export const ID_PREFIXES = [
   'sup',
   'inb',
   'aut',
+  'run',
   'req',
 ] as const;
 export type IdPrefix = (typeof ID_PREFIXES)[number];

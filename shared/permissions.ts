@@ -144,6 +144,24 @@ const ROWS: Row[] = [
 
   // events (custom events for automations; not the message event log)
   ['POST', '/events', 'SEND', 'any', 'deny', undefined, undefined, 'idempotent'],
+
+  // broadcasts (restricted keys as for emails: from-domain its own, others' broadcasts 404).
+  // Creating one with `send: true` checks the pause in the handler, as POST …/send does here.
+  ['POST', '/broadcasts', 'SEND', 'any', 'scoped'],
+  ['GET', '/broadcasts', 'SEND', 'any', 'scoped'],
+  ['GET', '/broadcasts/:id', 'SEND', 'any', 'scoped'],
+  ['PATCH', '/broadcasts/:id', 'SEND', 'any', 'scoped'],
+  ['DELETE', '/broadcasts/:id', 'FULL', 'any', 'scoped'],
+  ['POST', '/broadcasts/:id/send', 'SEND', 'any', 'scoped', 'send', undefined, 'idempotent'],
+  ['POST', '/broadcasts/:id/cancel', 'SEND', 'any', 'scoped'],
+
+  // automations (org-wide: they react to every contact and event, so restricted keys are refused)
+  ['POST', '/automations', 'ADMIN', 'live', 'deny'],
+  ['GET', '/automations', 'ADMIN', 'live', 'deny'],
+  ['GET', '/automations/:id', 'ADMIN', 'live', 'deny'],
+  ['PATCH', '/automations/:id', 'ADMIN', 'live', 'deny'],
+  ['DELETE', '/automations/:id', 'ADMIN', 'live', 'deny'],
+  ['GET', '/automations/:id/runs', 'ADMIN', 'live', 'deny'],
 ];
 
 export const ROUTES: readonly RouteRule[] = ROWS.map(

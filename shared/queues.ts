@@ -15,6 +15,10 @@ export const QUEUE_NAMES = {
   metrics: 'metrics-rollup',
   /** One job per stored inbound message: parse, thread, fire email.received / bounces. */
   inbound: 'inbound',
+  /** One job per batch of a broadcast's send (job id = broadcast id + the cursor it starts at). */
+  broadcast: 'broadcast',
+  /** One job per step of an automation run (job id = run id + step), delayed by wait steps. */
+  automation: 'automation',
 } as const;
 
 export type QueueName = (typeof QUEUE_NAMES)[keyof typeof QUEUE_NAMES];
@@ -37,12 +41,26 @@ export interface InboundJob {
   inboundId: string;
 }
 
+export interface BroadcastJob {
+  broadcastId: string;
+  /** The cursor the batch starts after; a job whose cursor is no longer the row's is stale. */
+  after: string | null;
+}
+
+export interface AutomationJob {
+  runId: string;
+  /** The step this job runs; a job for a step the run has left is stale. */
+  step: number;
+}
+
 export interface JobTypes {
   delivery: DeliveryJob;
   'webhook-fanout': EventJob;
   'webhook-delivery': WebhookDeliveryJob;
   'metrics-rollup': EventJob;
   inbound: InboundJob;
+  broadcast: BroadcastJob;
+  automation: AutomationJob;
 }
 
 export type Queues = { [K in QueueName]: Queue<JobTypes[K]> } & { close(): Promise<void> };
@@ -71,6 +89,8 @@ export function createQueues(connection: Redis, bullPrefix: string): Queues {
     'webhook-delivery': make('webhook-delivery'),
     'metrics-rollup': make('metrics-rollup'),
     inbound: make('inbound'),
+    broadcast: make('broadcast'),
+    automation: make('automation'),
   };
   return {
     ...queues,

@@ -4,7 +4,10 @@
 // fires `email.clicked` (metrics count a recipient once); an unsubscribe fires once and, on a
 // live message, suppresses the address for the sending domain.
 import { randomUUID } from 'node:crypto';
+import { broadcastOfEmail } from './db/broadcasts.js';
+import { updateContact } from './db/contacts.js';
 import { addSuppression } from './db/suppressions.js';
+import { setSubscriptions } from './db/topics.js';
 import { getTrackingTarget, markTracked, type TrackingTarget } from './db/tracking.js';
 import type { Sql, TxSql } from './db/pool.js';
 import { publishEvents, recordEvents, type EventRow, type NewEvent } from './events.js';
@@ -63,6 +66,18 @@ function eventFor(t: TrackingTarget, type: NewEvent['type'], dedupeKey: string, 
   };
 }
 
+/** Opts the broadcast's contact out of its topic, or out of all broadcasts; false when none. */
+async function unsubscribeBroadcastContact(tx: TxSql, orgId: string, emailId: string): Promise<boolean> {
+  const target = await broadcastOfEmail(tx, emailId);
+  if (!target) return false;
+  if (target.topic_id) {
+    await setSubscriptions(tx, target.contact_id, [{ topicId: target.topic_id, subscription: 'opt_out' }]);
+  } else {
+    await updateContact(tx, orgId, target.contact_id, { unsubscribed: true });
+  }
+  return true;
+}
+
 async function applyHit(tx: TxSql, p: TrackingPayload, t: TrackingTarget): Promise<EventRow[]> {
   const ids = { emailId: t.email_id, recipientId: t.recipient_id };
   switch (p.kind) {
@@ -79,6 +94,15 @@ async function applyHit(tx: TxSql, p: TrackingPayload, t: TrackingTarget): Promi
     case 'u': {
       if (t.unsubscribed_at) return [];
       await markTracked(tx, { ...ids, event: 'unsubscribed' });
+      // A broadcast's unsubscribe is the contact's choice (its topic, else every broadcast), not
+      // a suppression that would also stop the domain's transactional mail.
+      if (
+        t.mode === 'live' &&
+        t.source === 'broadcast' &&
+        (await unsubscribeBroadcastContact(tx, t.org_id, t.email_id))
+      ) {
+        return recordEvents(tx, [eventFor(t, 'email.unsubscribed', `${t.recipient_id}:unsubscribed`)]);
+      }
       if (t.mode === 'live') {
         // Scoped to the sending domain; an existing row of that scope (any reason) stays as it is.
         await addSuppression(tx, {

@@ -8,6 +8,8 @@ import { startMetricsWorker } from './metrics.js';
 import { webhookDeliveryConsumer } from './webhook-delivery.js';
 import { webhookFanoutConsumer } from './webhook-fanout.js';
 import { startInboundWorker } from './inbound.js';
+import { broadcastConsumer } from './broadcast.js';
+import { automationConsumer } from './automation.js';
 
 export interface QueueConsumer {
   queue: string;
@@ -20,4 +22,6 @@ export const registry: QueueConsumer[] = [
   webhookFanoutConsumer,
   webhookDeliveryConsumer,
   { queue: QUEUE_NAMES.inbound, start: (deps) => startInboundWorker(deps) },
+  broadcastConsumer,
+  automationConsumer,
 ];

@@ -1,5 +1,7 @@
 // The literal list of route handler sets. Each key must match a row of shared/permissions.ts.
 import type { Handlers } from '../types.js';
+import { automationHandlers } from './automations.js';
+import { broadcastHandlers } from './broadcasts.js';
 import { subscriptionHandlers } from './contact-subscriptions.js';
 import { contactHandlers } from './contacts.js';
 import { domainHandlers } from './domains.js';
@@ -30,4 +32,6 @@ export const allHandlers: Handlers = {
   ...topicHandlers,
   ...segmentHandlers,
   ...eventHandlers,
+  ...broadcastHandlers,
+  ...automationHandlers,
 };

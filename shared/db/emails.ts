@@ -32,8 +32,8 @@ export interface NewEmail {
   message_id: string;
   status: 'scheduled' | 'queued';
   scheduled_at: Date | null;
-  /** Set by the SMTP relay only: 'smtp' and the message as its client wrote it. */
-  source?: 'api' | 'smtp';
+  /** 'smtp' (with the message as its client wrote it) from the relay; broadcasts and automations set theirs. */
+  source?: 'api' | 'smtp' | 'broadcast' | 'automation';
   raw_mime?: Buffer | null;
 }
 

@@ -14,6 +14,7 @@ export interface TrackingTarget {
   kind: string | null;
   provider: string | null;
   recipient: string;
+  source: string;
   opened_at: Date | null;
   clicked_at: Date | null;
   unsubscribed_at: Date | null;
@@ -23,7 +24,7 @@ export interface TrackingTarget {
 export async function getTrackingTarget(db: Db, emailId: string, recipientId: string): Promise<TrackingTarget | null> {
   const [row] = await db<TrackingTarget[]>`
     select e.id as email_id, r.id as recipient_id, e.org_id, e.mode, e.domain_id, e.key_id,
-           e.template_id, e.kind, r.provider, r.email as recipient,
+           e.template_id, e.kind, r.provider, r.email as recipient, e.source,
            r.opened_at, r.clicked_at, r.unsubscribed_at
     from email_recipients r join emails e on e.id = r.email_id
     where r.id = ${recipientId} and e.id = ${emailId}

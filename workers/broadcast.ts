@@ -1,0 +1,223 @@
+// The broadcast queue: one job per batch of a send. A batch, in one transaction holding the
+// broadcast row: lock → start (first batch: fix the segment filter and template version) → page
+// the segment's contacts after the cursor → classify (unsubscribed, topic opt-out, suppressed on
+// live sends) → build one message per remaining contact → claim the contacts (unique per
+// broadcast and contact) and store the claimed messages → count and move the cursor. After the
+// commit: enqueue the deliveries in bulk, then the next batch. A job whose cursor is no longer
+// the row's is stale (its batch committed), so a job that runs twice never repeats a batch; a
+// crash before the commit leaves the cursor where it was, and the retried job does the batch.
+// Cancel is seen at the lock of the next batch. A sweeper restarts sends whose next job is lost.
+import { Worker, type Job } from 'bullmq';
+import { enqueueBatch } from '../shared/broadcast-jobs.js';
+import { buildContactEmail, type ContactMessage } from '../shared/contact-email.js';
+import {
+  abandonBroadcast,
+  beginSending,
+  claimRecipients,
+  findStalledBroadcasts,
+  lockBroadcast,
+  recordBatch,
+  segmentPage,
+  type BatchContact,
+  type BroadcastRow,
+  type Counts,
+  type NewBroadcastRecipient,
+} from '../shared/db/broadcasts.js';
+import { insertEmails, type NewEmail, type NewRecipient } from '../shared/db/emails.js';
+import type { TxSql } from '../shared/db/pool.js';
+import { findSegment } from '../shared/db/segments.js';
+import { findTemplateVersion, type TemplateVersionRow } from '../shared/db/templates.js';
+import { QUEUE_NAMES, type BroadcastJob } from '../shared/queues.js';
+import type { SegmentFilter } from '../shared/segment-filter.js';
+import type { WorkerDeps } from './deps.js';
+import type { QueueConsumer } from './registry.js';
+
+export const DEFAULT_BATCH_SIZE = 500;
+
+type Locked = BroadcastRow & { domain_name: string };
+
+export type BatchResult =
+  | { kind: 'idle'; why: 'gone' | 'inactive' | 'stale' }
+  | { kind: 'early'; delayMs: number }
+  | { kind: 'done' | 'more'; cursor: string | null; counts: Counts; emailIds: string[] };
+
+/** First batch: the segment and template version every batch of this send will use. */
+async function start(tx: TxSql, b: Locked): Promise<Locked | null> {
+  const segment = b.segment_id ? await findSegment(tx, b.org_id, b.segment_id) : null;
+  if (!segment) return null;
+  let version = b.template_version;
+  if (b.template_id && version === null) {
+    version = (await findTemplateVersion(tx, b.org_id, b.template_id, null))?.published_version ?? null;
+  }
+  const row = await beginSending(tx, b.id, { filter: segment.filter, templateVersion: version });
+  return { ...row, domain_name: b.domain_name };
+}
+
+function outcomeOf(b: Locked, c: BatchContact): NewBroadcastRecipient['outcome'] | null {
+  if (c.unsubscribed) return 'skipped_unsubscribed';
+  if (c.topic_subscription !== null && c.topic_subscription !== 'opt_in') return 'skipped_topic';
+  // Test sends skip the suppression list, as test messages do (DESIGN §6).
+  if (b.mode === 'live' && c.suppressed) return 'skipped_suppressed';
+  return null;
+}
+
+function messageOf(b: Locked, template: TemplateVersionRow | null): ContactMessage {
+  return {
+    orgId: b.org_id,
+    keyId: b.key_id,
+    mode: b.mode,
+    source: 'broadcast',
+    domain: { id: b.domain_id, name: b.domain_name },
+    from: b.from_address,
+    replyTo: b.reply_to,
+    subject: b.subject,
+    html: b.html,
+    text: b.text,
+    previewText: b.preview_text,
+    kind: b.kind ?? 'broadcast',
+    topicId: b.topic_id,
+    tags: [{ name: 'broadcast_id', value: b.id }],
+    template,
+  };
+}
+
+/** Each contact's outcome, and the message of every contact that is to receive one. */
+function build(b: Locked, template: TemplateVersionRow | null | 'missing', contacts: BatchContact[]) {
+  const msg = messageOf(b, template === 'missing' ? null : template);
+  const rows: NewBroadcastRecipient[] = [];
+  const messages = new Map<string, { email: NewEmail; recipient: NewRecipient }>();
+  for (const c of contacts) {
+    const skip = outcomeOf(b, c);
+    if (skip) {
+      rows.push({ contact_id: c.id, email_id: null, outcome: skip, detail: null });
+      continue;
+    }
+    try {
+      if (template === 'missing') throw new Error('the template was deleted or has no published version');
+      const m = buildContactEmail(msg, c);
+      messages.set(c.id, m);
+      rows.push({ contact_id: c.id, email_id: m.email.id, outcome: 'sent', detail: null });
+    } catch (err) {
+      rows.push({ contact_id: c.id, email_id: null, outcome: 'failed', detail: (err as Error).message.slice(0, 500) });
+    }
+  }
+  return { rows, messages };
+}
+
+async function runBatch(tx: TxSql, job: BroadcastJob, batchSize: number): Promise<BatchResult> {
+  let b = await lockBroadcast(tx, job.broadcastId);
+  if (!b) return { kind: 'idle', why: 'gone' };
+  if (b.status !== 'scheduled' && b.status !== 'sending') return { kind: 'idle', why: 'inactive' };
+  if (b.cursor !== job.after) return { kind: 'idle', why: 'stale' };
+  if (b.status === 'scheduled' && b.scheduled_at && b.scheduled_at.getTime() > Date.now() + 1000) {
+    return { kind: 'early', delayMs: b.scheduled_at.getTime() - Date.now() };
+  }
+  if (b.segment_filter === null) {
+    b = await start(tx, b);
+    if (!b) {
+      await abandonBroadcast(tx, job.broadcastId);
+      return { kind: 'idle', why: 'gone' };
+    }
+  }
+  const filter = b.segment_filter as SegmentFilter;
+  const contacts = await segmentPage(tx, { ...b, filter }, batchSize);
+  const template = b.template_id ? await findTemplateVersion(tx, b.org_id, b.template_id, b.template_version) : null;
+  const usable = template === null ? null : template?.version != null ? template : 'missing';
+  const { rows, messages } = build(b, b.template_id ? (usable ?? 'missing') : null, contacts);
+  const claimed = new Set(await claimRecipients(tx, b.id, rows));
+  const kept = [...messages].filter(([contactId]) => claimed.has(contactId)).map(([, m]) => m);
+  await insertEmails(
+    tx,
+    kept.map((m) => m.email),
+    kept.map((m) => m.recipient),
+    [],
+  );
+  const counts: Counts = { sent: 0, skipped_unsubscribed: 0, skipped_suppressed: 0, skipped_topic: 0, failed: 0 };
+  for (const r of rows) if (claimed.has(r.contact_id)) counts[r.outcome] += 1;
+  const cursor = contacts.at(-1)?.id ?? null;
+  const done = contacts.length < batchSize;
+  await recordBatch(tx, b.id, { counts, cursor, done });
+  return { kind: done ? 'done' : 'more', cursor, counts, emailIds: kept.map((m) => m.email.id) };
+}
+
+/** One batch of a send; enqueues its deliveries and the next batch after the commit. */
+export async function processBroadcastBatch(
+  deps: WorkerDeps,
+  job: BroadcastJob,
+  batchSize = DEFAULT_BATCH_SIZE,
+): Promise<BatchResult> {
+  const result = await deps.sql.begin((tx) => runBatch(tx, job, batchSize));
+  if (result.kind === 'early') {
+    await enqueueBatch(deps.queues, job.broadcastId, job.after, {
+      delayMs: result.delayMs,
+      jobId: `${job.broadcastId}-start-${Date.now() + result.delayMs}`,
+    });
+    return result;
+  }
+  if (result.kind === 'idle') return result;
+  if (result.emailIds.length > 0) {
+    // A lost add leaves the messages queued without a job: the delivery sweeper enqueues them.
+    await deps.queues.delivery.addBulk(
+      result.emailIds.map((emailId) => ({ name: 'email', data: { emailId }, opts: { jobId: emailId } })),
+    );
+  }
+  if (result.kind === 'more') await enqueueBatch(deps.queues, job.broadcastId, result.cursor);
+  return result;
+}
+
+/** Re-enqueues the batch of sends that stalled (their next job lost to Redis); returns how many. */
+export async function sweepBroadcasts(deps: WorkerDeps, graceSeconds = 120, limit = 100): Promise<number> {
+  const stalled = await findStalledBroadcasts(deps.sql, graceSeconds, limit);
+  const stamp = Date.now();
+  for (const b of stalled) {
+    await enqueueBatch(deps.queues, b.id, b.cursor, { jobId: `${b.id}-${b.cursor ?? 'start'}-sweep-${stamp}` });
+  }
+  if (stalled.length > 0) {
+    deps.logger.warn({ event: 'BROADCAST_SWEEP_REQUEUED', count: stalled.length }, 're-enqueued stalled broadcasts');
+  }
+  return stalled.length;
+}
+
+export interface BroadcastWorkerOptions {
+  batchSize?: number;
+  concurrency?: number;
+  /** 0 disables the sweeper. */
+  sweepEveryMs?: number;
+}
+
+export function startBroadcastWorker(deps: WorkerDeps, opts: BroadcastWorkerOptions = {}): Worker<BroadcastJob> {
+  const batchSize = opts.batchSize ?? DEFAULT_BATCH_SIZE;
+  const worker = new Worker<BroadcastJob>(
+    QUEUE_NAMES.broadcast,
+    async (job: Job<BroadcastJob>) => {
+      const r = await processBroadcastBatch(deps, job.data, batchSize);
+      return r.kind === 'done' || r.kind === 'more' ? { kind: r.kind, counts: r.counts } : r;
+    },
+    { connection: deps.bull, prefix: deps.redisKeys.bullPrefix, concurrency: opts.concurrency ?? 4 },
+  );
+  worker.on('failed', (job, err) =>
+    deps.logger.error({ event: 'BROADCAST_BATCH_FAILED', broadcastId: job?.data.broadcastId, err }, 'batch failed'),
+  );
+  worker.on('error', (err) => deps.logger.error({ event: 'BROADCAST_WORKER_ERROR', err }, 'worker error'));
+  const every = opts.sweepEveryMs ?? 60_000;
+  if (every > 0) {
+    let sweeping = false;
+    const timer = setInterval(() => {
+      if (sweeping) return;
+      sweeping = true;
+      sweepBroadcasts(deps)
+        .catch((err: unknown) => deps.logger.warn({ event: 'BROADCAST_SWEEP_FAILED', err }, 'broadcast sweep failed'))
+        .finally(() => {
+          sweeping = false;
+        });
+    }, every);
+    timer.unref();
+    worker.on('closing', () => clearInterval(timer));
+  }
+  return worker;
+}
+
+export const broadcastConsumer: QueueConsumer = {
+  queue: QUEUE_NAMES.broadcast,
+  start: (deps) => startBroadcastWorker(deps),
+};
