@@ -126,9 +126,8 @@ export async function publishEvents(
     queues[QUEUE_NAMES.webhookFanout].addBulk(
       eventIds.map((eventId) => ({ name: 'event', data: { eventId }, opts: opts(eventId) })),
     ),
-    queues[QUEUE_NAMES.metrics].addBulk(
-      eventIds.map((eventId) => ({ name: 'event', data: { eventId }, opts: opts(eventId) })),
-    ),
+    // The metrics worker drains every uncounted event from Postgres: one wake-up per call is enough.
+    queues[QUEUE_NAMES.metrics].add('drain', { eventId: eventIds[0]! }, opts(eventIds[0]!)),
   ]);
   await db`update events set published_at = now() where id = any(${eventIds}) and published_at is null`;
 }

@@ -121,6 +121,49 @@ interface ClaimedEvent {
   created_at: Date;
 }
 
+const CLAIMED = [
+  'id',
+  'org_id',
+  'mode',
+  'type',
+  'recipient_id',
+  'bounce_type',
+  'blocked',
+  'domain_id',
+  'provider',
+  'key_id',
+  'template_id',
+  'kind',
+  'created_at',
+];
+const CLAIMED_COLUMNS = CLAIMED.join(', ');
+const CLAIMED_COLUMNS_E = CLAIMED.map((c) => `e.${c}`).join(', ');
+
+/** Counts claimed events (inside the claiming transaction); returns how many moved a counter. */
+async function countClaimed(tx: Db, claimed: ClaimedEvent[]): Promise<number> {
+  const live = claimed.filter((e) => e.mode === 'live');
+  const firsts = await firstEngagements(tx, live);
+  const deltas: Delta[] = [];
+  for (const e of live) {
+    const engagement = e.type === 'email.opened' || e.type === 'email.clicked';
+    if (engagement && e.recipient_id && !firsts.has(`${e.recipient_id}|${e.type}`)) continue;
+    const counts = countersOf(e as never);
+    if (Object.keys(counts).length === 0) continue;
+    deltas.push({
+      orgId: e.org_id,
+      day: e.created_at.toISOString().slice(0, 10),
+      domainId: e.domain_id ?? '',
+      provider: e.provider ?? '',
+      keyId: e.key_id ?? '',
+      templateId: e.template_id ?? '',
+      kind: e.kind ?? '',
+      counts,
+    });
+  }
+  await applyDeltas(tx, deltas);
+  return deltas.length;
+}
+
 /**
  * Counts a batch of events exactly once: one transaction claims the events not yet counted
  * (marking them), keeps only the first open/click per recipient, and applies the deltas. A batch
@@ -134,34 +177,27 @@ export async function rollupEvents(sql: Sql, eventIds: string[]): Promise<number
     const claimed = await tx<ClaimedEvent[]>`
       update events set metrics_counted_at = now()
       where id = any(${ids}) and metrics_counted_at is null
-      returning id, org_id, mode, type, recipient_id, bounce_type, blocked, domain_id, provider,
-                key_id, template_id, kind, created_at`;
-    const live = claimed.filter((e) => e.mode === 'live');
-    const firsts = await firstEngagements(tx, live);
-    const deltas: Delta[] = [];
-    for (const e of live) {
-      if (
-        (e.type === 'email.opened' || e.type === 'email.clicked') &&
-        e.recipient_id &&
-        !firsts.has(`${e.recipient_id}|${e.type}`)
-      ) {
-        continue;
-      }
-      const counts = countersOf(e as never);
-      if (Object.keys(counts).length === 0) continue;
-      deltas.push({
-        orgId: e.org_id,
-        day: e.created_at.toISOString().slice(0, 10),
-        domainId: e.domain_id ?? '',
-        provider: e.provider ?? '',
-        keyId: e.key_id ?? '',
-        templateId: e.template_id ?? '',
-        kind: e.kind ?? '',
-        counts,
-      });
-    }
-    await applyDeltas(tx, deltas);
-    return deltas.length;
+      returning ${tx.unsafe(CLAIMED_COLUMNS)}`;
+    return await countClaimed(tx, claimed);
+  });
+}
+
+/**
+ * Claims and counts up to `limit` events not yet counted, oldest first, in one transaction.
+ * SKIP LOCKED lets several workers drain at once on disjoint rows. Returns how many events were
+ * claimed (0 = nothing pending).
+ */
+export async function rollupPending(sql: Sql, limit: number): Promise<{ claimed: number; counted: number }> {
+  return await sql.begin(async (tx) => {
+    const claimed = await tx<ClaimedEvent[]>`
+      update events e set metrics_counted_at = now()
+      from (
+        select id from events where metrics_counted_at is null
+        order by id limit ${limit} for update skip locked
+      ) pending
+      where e.id = pending.id
+      returning ${tx.unsafe(CLAIMED_COLUMNS_E)}`;
+    return { claimed: claimed.length, counted: await countClaimed(tx, claimed) };
   });
 }
 
@@ -180,15 +216,6 @@ async function firstEngagements(db: Db, events: ClaimedEvent[]): Promise<Set<str
     on conflict do nothing
     returning recipient_id, type`;
   return new Set(rows.map((r) => `${r.recipient_id}|${r.type}`));
-}
-
-/** Events never counted, older than `olderThanMs` (their jobs were lost): the sweeper recounts them. */
-export async function pendingEventIds(db: Db, olderThanMs: number, limit: number): Promise<string[]> {
-  const rows = await db<{ id: string }[]>`
-    select id from events
-    where metrics_counted_at is null and created_at < now() - make_interval(secs => ${olderThanMs / 1000})
-    order by id limit ${limit}`;
-  return rows.map((r) => r.id);
 }
 
 export interface DayRow extends Counts {

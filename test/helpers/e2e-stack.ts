@@ -69,7 +69,7 @@ export async function startE2e(script: Script, opts: { workers?: { metrics?: boo
     startWebhookDelivery(deps, { schedule: [200, 400], sweepIntervalMs: 60_000 }),
     startInboundWorker(deps),
   ];
-  if (opts.workers?.metrics !== false) workers.push(startMetricsWorker(deps, { maxWaitMs: 10 }));
+  if (opts.workers?.metrics !== false) workers.push(startMetricsWorker(deps));
   const closeWorkers = track('e2e workers and MX', async () => {
     await new Promise<void>((resolve) => mx.close(() => resolve()));
     await Promise.all(workers.map((w) => w.close()));

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { rollupEvents } from '../../shared/db/metrics.js';
+import { rollupEvents, rollupPending } from '../../shared/db/metrics.js';
 import { recordEvents, publishEvents, type NewEvent } from '../../shared/events.js';
 import { startMetricsWorker } from '../../workers/metrics.js';
 import { insertEmailRows } from '../helpers/mail-rows.js';
@@ -148,7 +148,7 @@ describe('metrics rollup', () => {
 
   it('the worker counts published events from the queue, exactly once', async () => {
     const deps = workerDepsFor(api);
-    const worker = startMetricsWorker(deps, { maxWaitMs: 5 });
+    const worker = startMetricsWorker(deps);
     try {
       const before = (await totals()).totals;
       const e = await sendRows();
@@ -181,6 +181,52 @@ describe('metrics rollup', () => {
       const [row] = await api.deps
         .sql`select count(*)::int as n from events where id = any(${rows.map((r) => r.id)}) and metrics_counted_at is not null`;
       expect(row!.n).to.equal(3);
+    } finally {
+      await worker.close();
+      await deps.close();
+    }
+  });
+
+  it('concurrent drains share the pending events and count each once', async () => {
+    const before = (await totals()).totals;
+    const rows = [];
+    for (let i = 0; i < 30; i++) {
+      const e = await sendRows();
+      rows.push(ev(e, 'email.sent'), ev(e, 'email.delivered'));
+    }
+    await recordEvents(api.deps.sql, rows);
+    // Four drains at once with small batches: SKIP LOCKED hands each a disjoint slice.
+    const results = await Promise.all(
+      [1, 2, 3, 4].map(async () => {
+        let n = 0;
+        for (;;) {
+          const r = await rollupPending(api.deps.sql, 7);
+          n += r.counted;
+          if (r.claimed === 0) return n;
+        }
+      }),
+    );
+    expect(results.reduce((a, b) => a + b, 0)).to.equal(60);
+    const after = (await totals()).totals;
+    expect(after.sent - before.sent).to.equal(30);
+    expect(after.delivered - before.delivered).to.equal(30);
+  });
+
+  it('the timed drain counts events whose wake-up job never came', async () => {
+    const deps = workerDepsFor(api);
+    const worker = startMetricsWorker(deps, { sweepEveryMs: 100 });
+    try {
+      const before = (await totals()).totals;
+      const e = await sendRows();
+      // Recorded but never published: no job on the metrics queue.
+      await recordEvents(api.deps.sql, [ev(e, 'email.sent')]);
+      const deadline = Date.now() + 10_000;
+      let after = before;
+      while (Date.now() < deadline && after.sent === before.sent) {
+        await new Promise((r) => setTimeout(r, 50));
+        after = (await totals()).totals;
+      }
+      expect(after.sent - before.sent).to.equal(1);
     } finally {
       await worker.close();
       await deps.close();
