@@ -43,7 +43,9 @@ function selector(domains: DomainRow[], domain: DomainRow | null, days: number):
 function totalsTable(r: MetricsReport): Safe {
   const head = SERIES_FIELDS.map(([api]) => html`<th class="num">${api}</th>`);
   const cells = SERIES_FIELDS.map(([api]) => html`<td class="num" data-total="${api}">${r.totals[api]}</td>`);
-  const rates = Object.entries(r.rates).map(([k, v]) => html`<span data-rate="${k}">${k} ${v.toFixed(2)}%</span> · `);
+  const rates = Object.entries(r.rates).map(
+    ([k, v], i) => html`${i > 0 ? ' · ' : ''}<span data-rate="${k}">${k} ${v.toFixed(2)}%</span>`,
+  );
   return html`<table>
       <thead>
         <tr>

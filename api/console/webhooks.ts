@@ -50,7 +50,7 @@ function endpoint(w: WebhookRow, deliveries: ListedDelivery[]): Safe {
   return html`<section data-webhook="${w.id}">
     <h2><code>${w.url}</code></h2>
     <p>
-      ${w.description ?? ''} <code class="muted">${w.id}</code> · ${state} · events: ${w.events.join(', ') || 'all'}
+      ${w.description ?? ''} <code class="muted">${w.id}</code> · ${state} · events: ${w.events.join(', ') || 'none'}
     </p>
     ${deliveriesTable(deliveries)}
   </section>`;

@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { applyDeltas, type Delta } from '../../shared/db/metrics.js';
 import { insertWebhook } from '../../shared/db/webhooks.js';
 import { ConsoleClient } from '../helpers/console.js';
+import { startDns, type TestDns } from '../helpers/dns.js';
 import { seedOrg, type SeededOrg } from '../helpers/seed.js';
 import { startApi, type TestApi } from '../helpers/stack.js';
 
@@ -22,6 +23,7 @@ function mintedToken(text: string): string {
 
 describe('web console', () => {
   let api: TestApi;
+  let dns: TestDns;
   let org: SeededOrg;
   let admin: ConsoleClient;
   let member: ConsoleClient;
@@ -30,7 +32,8 @@ describe('web console', () => {
 
   before(async function () {
     this.timeout(60_000);
-    api = await startApi();
+    dns = await startDns();
+    api = await startApi({ env: { DNS_SERVERS: dns.server, MX_HOST: 'mx.tern-install.test' } });
     org = await seedOrg(api.deps.sql, { domains: [{ name: 'acme.test' }, { name: 'beta.test', verified: false }] });
     admin = new ConsoleClient(api.url);
     expect((await admin.login(org.user.email, org.user.password)).status).to.equal(303);
@@ -41,7 +44,10 @@ describe('web console', () => {
     member = new ConsoleClient(api.url);
     expect((await member.login(memberEmail, memberPassword)).status).to.equal(303);
   });
-  after(async () => api.close());
+  after(async () => {
+    await api.close();
+    await dns.close();
+  });
 
   describe('sign-in', () => {
     it('signs in with a session cookie scoped to /console, HttpOnly, SameSite=Lax, not Secure on http', async () => {
@@ -202,7 +208,7 @@ describe('web console', () => {
     it('lets a member mint SEND keys only and keeps admin pages from them', async () => {
       const page = await member.get('/console/keys');
       expect(page.status).to.equal(200);
-      expect(page.text).not.to.contain('<option value="FULL">');
+      expect(page.text).not.to.contain('value="FULL"');
       const full = await member.post('/console/keys', { name: 'm-full', permission: 'FULL', mode: 'live' });
       expect(full.status).to.equal(403);
       const adm = await member.post('/console/keys', { name: 'm-admin', permission: 'ADMIN', mode: 'live' });
@@ -274,6 +280,30 @@ describe('web console', () => {
       expect((await api.request('GET', '/keys/me', { token: old })).status).to.equal(401);
       const adminRotate = await admin.post(`/console/keys/${org.key.id}/rotate`, { expires_in: '0' });
       expect(adminRotate.status).to.equal(403);
+    });
+  });
+
+  describe('domains', () => {
+    it('shows the records to publish and verifies a domain with the Verify button', async () => {
+      const created = await api.request('POST', '/domains', { token: org.key.token, body: { name: 'console.test' } });
+      expect(created.status).to.equal(201);
+      const records = created.json.records as { name: string; type: string; value: string; priority?: number }[];
+      const before = await admin.get('/console/domains');
+      expect(before.text).to.contain('data-domain="console.test"');
+      for (const r of records) expect(before.text).to.contain(r.name);
+      const txt = new Map<string, string[]>();
+      for (const r of records) {
+        if (r.type === 'TXT') txt.set(r.name, [...(txt.get(r.name) ?? []), r.value]);
+        else dns.mx(r.name, [{ exchange: r.value, priority: r.priority! }]);
+      }
+      for (const [name, values] of txt) dns.txt(name, values);
+      const res = await admin.post(`/console/domains/${created.json.id}/verify`);
+      expect(res.status).to.equal(303);
+      const after = await api.request('GET', `/domains/${created.json.id}`, { token: org.key.token });
+      expect(after.json.status).to.equal('verified');
+      const me = await api.request('GET', '/keys/me', { token: org.key.token });
+      expect(me.json.domains).to.include('console.test');
+      expect((await admin.get('/console/domains')).text).to.match(/console\.test <small>verified<\/small>/);
     });
   });
 
