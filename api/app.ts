@@ -10,6 +10,7 @@ import { idempotency } from './middleware/idempotency.js';
 import { inboundIntake } from './routes/inbound-intake.js';
 import { allHandlers } from './routes/index.js';
 import { trackingRouter } from './routes/tracking.js';
+import { consoleMiddleware } from './console/router.js';
 import type { ApiCustom, ApiState, AppDeps, Handlers } from './types.js';
 
 export const API_PREFIX = '/api/v1';
@@ -38,6 +39,8 @@ export function createApp(deps: AppDeps, handlers: Handlers = allHandlers): Koa<
   app.use(healthRoutes());
   // Tracking links (/t/*) take no API key: the signed token is the credential.
   app.use(trackingRouter().routes());
+  // The console (/console/*) signs people in with a session cookie, never an API key.
+  app.use(consoleMiddleware());
   app.use(inboundIntake());
   const api = buildApiRouter(handlers, deps.config.bodyLimitBytes);
   app.use(api.routes());

@@ -13,6 +13,8 @@ export function redisKeys(prefix: string) {
     providerBucket: (provider: string) => `${prefix}:prov:${provider}`,
     /** Leases of the webhook deliveries in flight to one endpoint (per-endpoint concurrency cap). */
     webhookSlots: (webhookId: string) => `${prefix}:whslots:${webhookId}`,
+    /** Token bucket of console login attempts from one IP or for one email (`ip:…`, `email:…`). */
+    consoleLogin: (subject: string) => `${prefix}:console:login:${subject}`,
     /** BullMQ's own prefix for queues. */
     bullPrefix: `${prefix}:bull`,
   };

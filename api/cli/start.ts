@@ -132,6 +132,7 @@ async function main(): Promise<void> {
     '',
     'Tern is running:',
     `  API         http://localhost:${config.port}/api/v1`,
+    `  Console     http://localhost:${config.port}/console`,
     `  SMTP relay  localhost:${config.relayPort}  (username: key id, password: key token)`,
     `  MX          localhost:${config.mxPort}`,
     ...firstRun,

@@ -6,15 +6,13 @@ import {
   countUnfinishedDomainEmails,
   deleteDomain,
   getOrgDomain,
-  isVerifiedElsewhere,
   listDomainsPage,
-  saveDomainCheck,
   updateDomainTracking,
   type DomainRow,
 } from '../../shared/db/domains.js';
 import type { DomainRecord } from '../../shared/domains/records.js';
-import { DomainSetupError, provisionDomain, uniqueViolation } from '../../shared/domains/setup.js';
-import { takenOutcome, verifyRecords } from '../../shared/domains/verify.js';
+import { DomainSetupError, provisionDomain } from '../../shared/domains/setup.js';
+import { checkDomain } from '../../shared/domains/check.js';
 import { ApiError, notFound, validationError } from '../../shared/errors.js';
 import { normalizeDomainName } from '../../shared/mail/domain-name.js';
 import {
@@ -30,8 +28,6 @@ import { bodyValidator, listEnvelope, queryValidator, type Pagination } from '..
 const validateCreate = bodyValidator<CreateDomainBody>(createDomainSchema);
 const validateUpdate = bodyValidator<UpdateDomainBody>(updateDomainSchema);
 const validateList = queryValidator<Pagination>(listDomainsQuerySchema);
-
-const DNS_TIMEOUT_MS = 2000;
 
 export function renderDomain(d: DomainRow) {
   return {
@@ -103,23 +99,7 @@ export const domainHandlers: Handlers = {
     const auth = ctx.state.auth;
     const { sql, config } = ctx.deps;
     const d = await loadDomain(ctx, auth);
-    const records = d.records as DomainRecord[];
-    let outcome = (await isVerifiedElsewhere(sql, d.name, auth.org.id))
-      ? takenOutcome(records, d.name)
-      : await verifyRecords(records, {
-          dnsServers: config.dnsServers,
-          mxHost: config.mxHost,
-          timeoutMs: DNS_TIMEOUT_MS,
-        });
-    let saved: DomainRow | null;
-    try {
-      saved = await saveDomainCheck(sql, d.id, outcome);
-    } catch (err) {
-      // Another organization verified the same name between our check and this write.
-      if (uniqueViolation(err) !== 'domains_verified_name_key') throw err;
-      outcome = takenOutcome(records, d.name);
-      saved = await saveDomainCheck(sql, d.id, outcome);
-    }
+    const saved = await checkDomain(sql, config, d);
     if (!saved) throw notFound('Domain');
     if (saved.status !== d.status) await ctx.deps.auth.invalidateOrg(auth.org.id);
     ctx.state.log.info(

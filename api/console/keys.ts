@@ -1,0 +1,219 @@
+// API keys in the console: list, mint (the token is shown once, on the answer to the POST),
+// revoke, rotate. Members mint SEND keys and manage SEND keys; admins mint and manage every
+// tier, ADMIN included (live only: the SPEC mints ADMIN keys nowhere else).
+import { listOrgDomains, type DomainRow } from '../../shared/db/domains.js';
+import { getKey, listKeys, mintKey, revokeKey, rotateKeyToken, type KeyRow } from '../../shared/db/keys.js';
+import type { SessionRow } from '../../shared/db/users.js';
+import { ApiError, notFound, validationError } from '../../shared/errors.js';
+import { MODES, mintToken, type Permission } from '../../shared/keys.js';
+import type { ApiContext } from '../types.js';
+import { choice, field } from './form.js';
+import { csrfField, html, postButton, when, type Safe } from './html.js';
+import { redirect, show, type ConsoleRequest } from './respond.js';
+
+const PAGE_SIZE = 50;
+const GRACE_CHOICES: [number, string][] = [
+  [0, 'now'],
+  [3600, 'in 1 hour'],
+  [86400, 'in 24 hours'],
+  [604800, 'in 7 days'],
+];
+
+function mintable(session: SessionRow): readonly Permission[] {
+  return session.role === 'admin' ? ['SEND', 'FULL', 'ADMIN'] : ['SEND'];
+}
+
+function mayManage(session: SessionRow, key: KeyRow): boolean {
+  return session.role === 'admin' || key.permission === 'SEND';
+}
+
+function domainNames(domains: DomainRow[], ids: string[]): string {
+  if (ids.length === 0) return 'all';
+  return domains
+    .filter((d) => ids.includes(d.id))
+    .map((d) => d.name)
+    .join(', ');
+}
+
+function keyActions(session: SessionRow, k: KeyRow): Safe {
+  if (k.revoked_at || !mayManage(session, k)) return html``;
+  const revoke = postButton(session, `/console/keys/${k.id}/revoke`, 'Revoke');
+  if (k.permission === 'ADMIN') return revoke;
+  const grace = html`<select name="expires_in" aria-label="Old token stops working">
+    ${GRACE_CHOICES.map(
+      ([s, label]) => html`<option value="${s}" ${s === 86400 ? html` selected` : ''}>old token ends ${label}</option>`,
+    )}
+  </select> `;
+  return html`${revoke} ${postButton(session, `/console/keys/${k.id}/rotate`, 'Rotate', grace)}`;
+}
+
+function keyRow(session: SessionRow, domains: DomainRow[], k: KeyRow): Safe {
+  return html`<tr data-key-id="${k.id}"${k.revoked_at ? html` class="revoked-row"` : ''}>
+<td${k.revoked_at ? html` class="revoked"` : ''}>${k.name}<br><code class="muted">${k.id}</code></td>
+<td><code>${k.token_prefix}…</code></td><td>${k.permission}</td><td>${k.mode}</td>
+<td>${domainNames(domains, k.domain_ids)}</td><td>${when(k.created_at)}</td><td>${when(k.last_used_at)}</td>
+<td>${k.revoked_at ? html`revoked ${when(k.revoked_at)}` : 'active'}</td><td>${keyActions(session, k)}</td></tr>`;
+}
+
+function mintForm(session: SessionRow, domains: DomainRow[]): Safe {
+  const perms = mintable(session).map(
+    (p) => html`<option value="${p}">${p}${p === 'ADMIN' ? ' (live only)' : ''}</option>`,
+  );
+  const boxes = domains.map(
+    (d) =>
+      html`<label class="plain"
+        ><input type="checkbox" name="domains" value="${d.id}" /> ${d.name} (${d.status})</label
+      > `,
+  );
+  return html`<h2>Mint a key</h2>
+    <form method="post" action="/console/keys" class="stack">
+      ${csrfField(session)} <label for="name">Name</label
+      ><input type="text" id="name" name="name" maxlength="100" required /> <label for="permission">Permission</label
+      ><select id="permission" name="permission">
+        ${perms}
+      </select>
+      <label for="mode">Mode</label
+      ><select id="mode" name="mode">
+        <option value="live">live</option>
+        <option value="test">test</option>
+      </select>
+      <fieldset>
+        <legend>Restrict to domains (none checked = every domain)</legend>
+        ${boxes.length ? boxes : html`<span class="muted">No domains yet.</span>`}
+      </fieldset>
+      <p><button type="submit">Mint key</button></p>
+    </form>`;
+}
+
+export async function keysPage(ctx: ApiContext, { session }: ConsoleRequest): Promise<void> {
+  const after = typeof ctx.query.after === 'string' && /^key_\w+$/.test(ctx.query.after) ? ctx.query.after : undefined;
+  const [rows, domains] = await Promise.all([
+    listKeys(ctx.deps.sql, session.org_id, { limit: PAGE_SIZE, after }),
+    listOrgDomains(ctx.deps.sql, session.org_id),
+  ]);
+  const keys = rows.slice(0, PAGE_SIZE);
+  const more =
+    rows.length > PAGE_SIZE ? html`<p><a href="/console/keys?after=${keys.at(-1)!.id}">Older keys</a></p>` : '';
+  show(ctx, session, {
+    title: 'API keys',
+    active: '/console/keys',
+    body: html`<table>
+        <thead>
+          <tr>
+            <th>Name</th>
+            <th>Prefix</th>
+            <th>Permission</th>
+            <th>Mode</th>
+            <th>Domains</th>
+            <th>Created</th>
+            <th>Last used</th>
+            <th>Status</th>
+            <th></th>
+          </tr>
+        </thead>
+        <tbody>
+          ${keys.map((k) => keyRow(session, domains, k))}
+        </tbody>
+      </table>
+      ${more}${mintForm(session, domains)}`,
+  });
+}
+
+function tokenOnce(token: string): Safe {
+  return html`<p class="banner warn">Copy this token now. It is shown only once and cannot be recovered.</p>
+    <code class="token" data-token>${token}</code>`;
+}
+
+export async function mintKeyAction(ctx: ApiContext, { session, form }: ConsoleRequest): Promise<void> {
+  const name = field(form, 'name', 'Name', 100);
+  const permission = choice(form, 'permission', 'Permission', ['SEND', 'FULL', 'ADMIN'] as const);
+  const mode = choice(form, 'mode', 'Mode', MODES);
+  if (!mintable(session).includes(permission)) {
+    throw new ApiError('forbidden', `A ${session.role} cannot mint ${permission} keys; ask an admin`);
+  }
+  if (permission === 'ADMIN' && mode !== 'live') throw validationError('ADMIN keys are live only');
+  const domains = await listOrgDomains(ctx.deps.sql, session.org_id);
+  const domainIds = [...new Set(form.getAll('domains'))];
+  const unknown = domainIds.find((id) => !domains.some((d) => d.id === id));
+  if (unknown !== undefined) throw validationError(`"${unknown}" is not a domain of this organization`);
+  const { key, token } = await mintKey(ctx.deps.sql, ctx.deps.config.brand, {
+    orgId: session.org_id,
+    name,
+    mode,
+    permission,
+    domainIds,
+    createdBy: session.user_id,
+  });
+  ctx.state.log.info({ event: 'CONSOLE_KEY_MINTED', keyId: key.id, userId: session.user_id, permission }, 'key minted');
+  show(ctx, session, {
+    title: 'Key minted',
+    active: '/console/keys',
+    status: 201,
+    body: html`${tokenOnce(token)}
+      <table>
+        <tbody>
+          <tr>
+            <th>Name</th>
+            <td>${key.name}</td>
+          </tr>
+          <tr>
+            <th>Id (SMTP username)</th>
+            <td><code>${key.id}</code></td>
+          </tr>
+          <tr>
+            <th>Permission</th>
+            <td>${key.permission}</td>
+          </tr>
+          <tr>
+            <th>Mode</th>
+            <td>${key.mode}</td>
+          </tr>
+          <tr>
+            <th>Domains</th>
+            <td>${domainNames(domains, key.domain_ids)}</td>
+          </tr>
+        </tbody>
+      </table>
+      <p><a href="/console/keys">Back to API keys</a></p>`,
+  });
+}
+
+async function managedKey(ctx: ApiContext, session: SessionRow): Promise<KeyRow> {
+  const key = await getKey(ctx.deps.sql, session.org_id, ctx.params.id ?? '');
+  if (!key) throw notFound('API key');
+  if (!mayManage(session, key)) throw new ApiError('forbidden', `A ${session.role} can only manage SEND keys`);
+  return key;
+}
+
+export async function revokeKeyAction(ctx: ApiContext, { session }: ConsoleRequest): Promise<void> {
+  const key = await managedKey(ctx, session);
+  await revokeKey(ctx.deps.sql, session.org_id, key.id);
+  await ctx.deps.auth.invalidateKey(key.id);
+  ctx.state.log.info({ event: 'CONSOLE_KEY_REVOKED', keyId: key.id, userId: session.user_id }, 'key revoked');
+  redirect(ctx, '/console/keys');
+}
+
+export async function rotateKeyAction(ctx: ApiContext, { session, form }: ConsoleRequest): Promise<void> {
+  const key = await managedKey(ctx, session);
+  if (key.permission === 'ADMIN') {
+    throw new ApiError('forbidden', 'ADMIN keys are not rotated: mint a new one, then revoke this one');
+  }
+  if (key.revoked_at) throw new ApiError('invalid_state', 'A revoked key cannot be rotated');
+  const grace = Number(form.get('expires_in') ?? 86400);
+  if (!GRACE_CHOICES.some(([s]) => s === grace)) throw validationError('Choose when the old token stops working');
+  const { sql, config } = ctx.deps;
+  const t = mintToken(config.brand, key.mode);
+  const expiresAt = await sql.begin((tx) => rotateKeyToken(tx, key.id, t, grace));
+  await ctx.deps.auth.invalidateKey(key.id);
+  ctx.state.log.info({ event: 'CONSOLE_KEY_ROTATED', keyId: key.id, userId: session.user_id }, 'key rotated');
+  show(ctx, session, {
+    title: 'Key rotated',
+    active: '/console/keys',
+    body: html`${tokenOnce(t.token)}
+      <p>
+        New token for <strong>${key.name}</strong> (<code>${key.id}</code>). The previous token stops working at
+        ${when(expiresAt)}.
+      </p>
+      <p><a href="/console/keys">Back to API keys</a></p>`,
+  });
+}

@@ -1,0 +1,70 @@
+import { request } from 'undici';
+
+// A browser stand-in for the console: keeps the session cookie, never follows redirects (tests
+// look at them), posts url-encoded forms and remembers the CSRF token of the last page it saw.
+export interface ConsoleResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  text: string;
+  location: string | null;
+  setCookie: string[];
+}
+
+export class ConsoleClient {
+  cookie: string | null = null;
+  csrf: string | null = null;
+
+  constructor(readonly base: string) {}
+
+  async get(path: string): Promise<ConsoleResponse> {
+    return await this.send('GET', path);
+  }
+
+  /** Posts a form; `_csrf` is added from the last page unless the fields carry their own. */
+  async post(
+    path: string,
+    fields: Record<string, string | string[]> = {},
+    opts: { csrf?: boolean; headers?: Record<string, string> } = {},
+  ): Promise<ConsoleResponse> {
+    const body = new URLSearchParams();
+    if (opts.csrf !== false && this.csrf && !('_csrf' in fields)) body.append('_csrf', this.csrf);
+    for (const [k, v] of Object.entries(fields)) for (const one of Array.isArray(v) ? v : [v]) body.append(k, one);
+    return await this.send('POST', path, body.toString(), opts.headers);
+  }
+
+  async login(email: string, password: string): Promise<ConsoleResponse> {
+    const res = await this.post('/console/login', { email, password }, { csrf: false });
+    if (res.status === 303) await this.get('/console');
+    return res;
+  }
+
+  private async send(
+    method: string,
+    path: string,
+    body?: string,
+    extra: Record<string, string> = {},
+  ): Promise<ConsoleResponse> {
+    const headers: Record<string, string> = { ...extra };
+    if (this.cookie) headers.cookie = this.cookie;
+    if (body !== undefined) headers['content-type'] = 'application/x-www-form-urlencoded';
+    // undici's request, not fetch: fetch drops a hand-set Origin header, which the tests need.
+    const res = await request(`${this.base}${path}`, { method: method as 'GET' | 'POST', headers, body });
+    const text = await res.body.text();
+    const raw = res.headers['set-cookie'];
+    const setCookie = raw === undefined ? [] : Array.isArray(raw) ? raw : [raw];
+    for (const c of setCookie) {
+      const pair = c.split(';')[0]!;
+      this.cookie = pair === 'console_session=' || /Max-Age=0/.test(c) ? null : pair;
+    }
+    const token = /name="_csrf" value="([^"]+)"/.exec(text);
+    if (token) this.csrf = token[1]!;
+    const location = res.headers.location;
+    return {
+      status: res.statusCode,
+      headers: res.headers,
+      text,
+      location: typeof location === 'string' ? location : null,
+      setCookie,
+    };
+  }
+}
