@@ -289,7 +289,8 @@ describe('end to end: scripted live sends → GET /metrics (issue 6)', function 
         return JSON.stringify(t) === JSON.stringify(pick(orgTotal, SERIES));
       },
       'the rollup to catch up',
-      20_000,
+      // Generous: the pipeline includes retries, and a loaded CI machine is slow.
+      60_000,
     );
     const [counted] = await s.api.deps.sql<{ n: number }[]>`
       select count(*)::int as n from events where metrics_counted_at is null`;
