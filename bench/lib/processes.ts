@@ -35,7 +35,10 @@ export interface Child {
 /** Starts a server entry with PORT set, waits until it accepts connections. */
 export async function startServer(relative: string, env: Record<string, string>): Promise<Child> {
   const port = await freePort();
-  const args = [...(fromSource ? ['--import', 'tsx'] : []), entry(relative)];
+  // BENCH_NODE_ARGS reaches the servers' node (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" to
+  // profile Tern under load; NODE_OPTIONS refuses --cpu-prof).
+  const extra = (process.env.BENCH_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
+  const args = [...extra, ...(fromSource ? ['--import', 'tsx'] : []), entry(relative)];
   const child: ChildProcess = spawn(process.execPath, args, {
     env: { ...process.env, ...env, PORT: String(port) },
     stdio: ['ignore', 'ignore', 'inherit'],
