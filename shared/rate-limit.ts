@@ -1,7 +1,7 @@
 // Per-key request rate limit: a Redis token bucket evaluated by one Lua script (rate-limit.lua).
 import { readFileSync } from 'node:fs';
 import { fromRoot } from './paths.js';
-import type { Redis } from './redis.js';
+import { coalesceWrites, type Redis } from './redis.js';
 
 export interface RateLimitResult {
   allowed: boolean;
@@ -42,6 +42,8 @@ export class RateLimiter {
   }
 
   async take(id: string, bucket: Bucket, cost = 1): Promise<RateLimitResult> {
+    // One EVALSHA per request: the requests read in one event-loop turn share one socket write.
+    coalesceWrites(this.redis);
     const [allowed, remaining, fullMs, waitMs] = await this.redis.ternTokenBucket(
       this.keyOf(id),
       bucket.perSecond,

@@ -6,6 +6,7 @@
 // compare-and-delete releases it when the request fails (4xx/5xx) so the client may retry.
 import { createHash, randomBytes } from 'node:crypto';
 import type Koa from 'koa';
+import type { Redis } from '../../shared/redis.js';
 import { ApiError, validationError } from '../../shared/errors.js';
 import type { ApiCustom, ApiState } from '../types.js';
 
@@ -17,6 +18,22 @@ const MAX_KEY_LENGTH = 256;
 const COMPLETE = `if redis.call('get', KEYS[1]) == ARGV[1] then
   return redis.call('set', KEYS[1], ARGV[2], 'EX', ARGV[3]) end return false`;
 const RELEASE = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0`;
+
+declare module 'ioredis' {
+  interface RedisCommander {
+    ternIdemComplete(key: string, marker: string, done: string, ttl: number): Promise<unknown>;
+    ternIdemRelease(key: string, marker: string): Promise<unknown>;
+  }
+}
+
+/** The two scripts as commands of the client: EVALSHA, the script text is sent once. */
+function scripts(redis: Redis): Redis {
+  if (typeof (redis as Partial<Redis>).ternIdemComplete !== 'function') {
+    redis.defineCommand('ternIdemComplete', { numberOfKeys: 1, lua: COMPLETE });
+    redis.defineCommand('ternIdemRelease', { numberOfKeys: 1, lua: RELEASE });
+  }
+  return redis;
+}
 
 interface InFlight {
   state: 'in_flight';
@@ -85,7 +102,7 @@ export function idempotency(): Koa.Middleware<ApiState, ApiCustom> {
     }
     const done: Done = { state: 'done', hash, status: ctx.status, body: ctx.body };
     try {
-      await redis.eval(COMPLETE, 1, redisKey, marker, JSON.stringify(done), RESPONSE_TTL_S);
+      await scripts(redis).ternIdemComplete(redisKey, marker, JSON.stringify(done), RESPONSE_TTL_S);
     } catch (err) {
       // The work is done and committed: answer it. A retry after the marker expires repeats it.
       ctx.state.log.warn({ event: 'IDEMPOTENCY_STORE_FAILED', err }, 'idempotent response not stored');
@@ -95,7 +112,7 @@ export function idempotency(): Koa.Middleware<ApiState, ApiCustom> {
 
 async function release(ctx: Koa.ParameterizedContext<ApiState, ApiCustom>, redisKey: string, marker: string) {
   try {
-    await ctx.deps.redis.eval(RELEASE, 1, redisKey, marker);
+    await scripts(ctx.deps.redis).ternIdemRelease(redisKey, marker);
   } catch (err) {
     ctx.state.log.warn({ event: 'IDEMPOTENCY_RELEASE_FAILED', err }, 'idempotency key not released');
   }

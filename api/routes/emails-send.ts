@@ -1,5 +1,5 @@
-// Storing and enqueueing accepted messages. One transaction stores every message of a request
-// (multi-row inserts); the delivery jobs are added after the commit, in one call. A message that
+// Storing and enqueueing accepted messages. One statement stores every message of a request
+// (multi-row inserts chained by CTEs: one Postgres round trip); the delivery jobs are added after the commit, in one call. A message that
 // committed is never reported as failed: if the enqueue fails, the row stays `queued` (or
 // `scheduled`) without a job and the delivery sweeper enqueues it (job id = email id, so a
 // duplicate add is a no-op).
@@ -14,13 +14,11 @@ export async function storeAndEnqueue(
   prepared: PreparedEmail[],
 ): Promise<void> {
   if (prepared.length === 0) return;
-  await deps.sql.begin((tx) =>
-    insertEmails(
-      tx,
-      prepared.map((p) => p.email),
-      prepared.flatMap((p) => p.recipients),
-      prepared.flatMap((p) => p.attachments),
-    ),
+  await insertEmails(
+    deps.sql,
+    prepared.map((p) => p.email),
+    prepared.flatMap((p) => p.recipients),
+    prepared.flatMap((p) => p.attachments),
   );
   try {
     if (prepared.length === 1) {

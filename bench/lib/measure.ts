@@ -8,6 +8,12 @@ export interface Target {
   name: string;
   url: string;
   headers?: Record<string, string>;
+  /** POST with this body (JSON text) instead of GET. */
+  body?: string;
+  /** Work items per request (e.g. 100 emails per batch): printed as items/s beside req/s. */
+  itemsPerRequest?: number;
+  /** Name of one item for the items/s column (default "items"). */
+  item?: string;
 }
 
 export interface SliceResult {
@@ -39,6 +45,7 @@ async function slice(target: Target, opts: MeasureOptions): Promise<SliceResult>
     connections: opts.connections,
     duration: opts.sliceSeconds,
     headers: target.headers ?? {},
+    ...(target.body !== undefined ? { method: 'POST' as const, body: target.body } : {}),
   });
   return {
     target: target.name,
@@ -55,8 +62,12 @@ export function median(xs: number[]): number {
   return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
 }
 
-const fmt = (r: { rps: number; p50: number; p99: number }): string =>
-  `${r.rps.toFixed(0).padStart(8)} req/s   p50 ${r.p50.toFixed(1).padStart(6)} ms   p99 ${r.p99.toFixed(1).padStart(6)} ms`;
+const fmt = (r: { rps: number; p50: number; p99: number }, t: Target): string => {
+  const items = t.itemsPerRequest
+    ? `   ${(r.rps * t.itemsPerRequest).toFixed(0).padStart(8)} ${t.item ?? 'items'}/s`
+    : '';
+  return `${r.rps.toFixed(0).padStart(8)} req/s   p50 ${r.p50.toFixed(1).padStart(6)} ms   p99 ${r.p99.toFixed(1).padStart(6)} ms${items}`;
+};
 
 /** Warms both targets, then runs `pairs` alternating slices and prints every figure. */
 export async function alternate(floor: Target, tern: Target, opts: MeasureOptions): Promise<Summary> {
@@ -71,8 +82,8 @@ export async function alternate(floor: Target, tern: Target, opts: MeasureOption
     floors.push(f);
     terns.push(t);
     const ratio = f.rps > 0 ? t.rps / f.rps : 0;
-    console.log(`  pair ${i + 1}  ${floor.name.padEnd(6)} ${fmt(f)}`);
-    console.log(`          ${tern.name.padEnd(6)} ${fmt(t)}   ratio ${ratio.toFixed(2)}`);
+    console.log(`  pair ${i + 1}  ${floor.name.padEnd(6)} ${fmt(f, floor)}`);
+    console.log(`          ${tern.name.padEnd(6)} ${fmt(t, tern)}   ratio ${ratio.toFixed(2)}`);
   }
   const med = (xs: SliceResult[]) => ({
     rps: median(xs.map((x) => x.rps)),
@@ -85,8 +96,8 @@ export async function alternate(floor: Target, tern: Target, opts: MeasureOption
     ratio: median(floors.map((f, i) => (f.rps > 0 ? terns[i]!.rps / f.rps : 0))),
     failures: [...floors, ...terns].reduce((n, s) => n + s.failures, 0),
   };
-  console.log(`  median  ${floor.name.padEnd(6)} ${fmt(summary.floor)}`);
-  console.log(`          ${tern.name.padEnd(6)} ${fmt(summary.tern)}`);
+  console.log(`  median  ${floor.name.padEnd(6)} ${fmt(summary.floor, floor)}`);
+  console.log(`          ${tern.name.padEnd(6)} ${fmt(summary.tern, tern)}`);
   console.log(`  median of per-pair ratios: ${summary.ratio.toFixed(2)}`);
   if (summary.failures > 0) console.log(`  WARNING: ${summary.failures} answers were not 2xx (figures are not valid)`);
   return summary;

@@ -34,7 +34,10 @@ export interface Child {
 
 /** Spawns an entry; stop() sends SIGTERM, then SIGKILL after 10 s, and waits for the exit. */
 function spawnEntry(relative: string, env: Record<string, string>): { child: ChildProcess; stop(): Promise<void> } {
-  const args = [...(fromSource ? ['--import', 'tsx'] : []), entry(relative)];
+  // BENCH_NODE_ARGS reaches the children's node (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" to
+  // profile Tern under load; NODE_OPTIONS refuses --cpu-prof).
+  const extra = (process.env.BENCH_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
+  const args = [...extra, ...(fromSource ? ['--import', 'tsx'] : []), entry(relative)];
   const child: ChildProcess = spawn(process.execPath, args, {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'ignore', 'inherit'],

@@ -87,7 +87,11 @@ export interface EmailScope {
   domainIds: string[];
 }
 
-/** Inserts messages with their recipients and attachments: three statements at most. */
+/**
+ * Inserts messages with their recipients and attachments in ONE statement (data-modifying CTEs):
+ * a statement is atomic on its own, so no BEGIN/COMMIT round trips, and the foreign keys are
+ * checked at its end, when every row is in.
+ */
 export async function insertEmails(
   db: Db,
   emails: NewEmail[],
@@ -96,9 +100,16 @@ export async function insertEmails(
 ): Promise<void> {
   if (emails.length === 0) return;
   const emailRows = emails.map((e) => ({ ...e, headers: db.json(e.headers), tags: db.json(e.tags) }));
-  await db`insert into emails ${db(emailRows as never)}`;
-  if (recipients.length > 0) await db`insert into email_recipients ${db(recipients as never)}`;
-  if (attachments.length > 0) await db`insert into email_attachments ${db(attachments as never)}`;
+  const insertMessages = db`insert into emails ${db(emailRows as never)}`;
+  if (recipients.length === 0 && attachments.length === 0) {
+    await insertMessages;
+  } else if (attachments.length === 0) {
+    await db`with m as (${insertMessages}) insert into email_recipients ${db(recipients as never)}`;
+  } else {
+    await db`with m as (${insertMessages}),
+      r as (insert into email_recipients ${db(recipients as never)})
+      insert into email_attachments ${db(attachments as never)}`;
+  }
 }
 
 function scoped(db: Db, s: EmailScope) {
