@@ -2,19 +2,13 @@
 // authorizes and enqueues; workers do the rest. On SIGTERM it stops accepting connections,
 // lets requests in flight finish, then closes Redis and Postgres.
 import type { Server } from 'node:http';
-import { ConfigError, loadConfig } from '../shared/config.js';
 import { createLogger } from '../shared/logger.js';
-import { fatal, onShutdown } from '../shared/shutdown.js';
+import { fatal, loadConfigOrExit, onShutdown } from '../shared/shutdown.js';
 import { createApp } from './app.js';
 import { createDeps } from './deps.js';
 
 async function main(): Promise<void> {
-  let config;
-  try {
-    config = loadConfig();
-  } catch (err) {
-    fatal(null, err instanceof ConfigError ? err : new Error(String(err)));
-  }
+  const config = loadConfigOrExit();
   const logger = createLogger(config.logLevel, 'web');
   const deps = await createDeps(config, logger);
   const app = createApp(deps);

@@ -1,6 +1,7 @@
 // Two-stage shutdown (STYLE §10): the first SIGTERM/SIGINT runs the stop steps in order (stop
 // intake, wait for work in flight, close connections); a second signal, or the timer, exits at
 // once.
+import { loadConfig, type Config } from './config.js';
 import type { Logger } from './logger.js';
 
 export function onShutdown(logger: Logger, stop: () => Promise<void>, graceMs = 25_000): void {
@@ -38,4 +39,13 @@ export function fatal(logger: Logger | null, err: unknown): never {
   if (logger) logger.fatal({ event: 'STARTUP_FAILED', err }, message);
   else process.stderr.write(`tern: ${message}\n`);
   process.exit(1);
+}
+
+/** The process configuration, or exit 1 with a message naming the bad variable. */
+export function loadConfigOrExit(): Config {
+  try {
+    return loadConfig();
+  } catch (err) {
+    fatal(null, err);
+  }
 }

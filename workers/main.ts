@@ -2,19 +2,13 @@
 // in WORKER_QUEUES. On SIGTERM each worker stops taking jobs and finishes the ones it holds
 // (worker.close()), then Redis and Postgres are closed.
 import type { Worker } from 'bullmq';
-import { loadConfig } from '../shared/config.js';
 import { createLogger } from '../shared/logger.js';
-import { fatal, onShutdown } from '../shared/shutdown.js';
+import { fatal, loadConfigOrExit, onShutdown } from '../shared/shutdown.js';
 import { createWorkerDeps } from './deps.js';
 import { registry } from './registry.js';
 
 async function main(): Promise<void> {
-  let config;
-  try {
-    config = loadConfig();
-  } catch (err) {
-    fatal(null, err);
-  }
+  const config = loadConfigOrExit();
   const logger = createLogger(config.logLevel, 'worker');
   const known = registry.map((c) => c.queue);
   const wanted = config.workerQueues ?? known;

@@ -1,22 +1,16 @@
 // Entry of the `mx` process: the inbound MX for reply.<domain> and the VERP bounce domain
 // bounces.<domain> (DESIGN §10). It stores and enqueues; the inbound worker parses. On SIGTERM
 // it stops accepting connections, lets open sessions finish, then closes Redis and Postgres.
-import { loadConfig } from '../../shared/config.js';
 import { createPool } from '../../shared/db/pool.js';
 import { createLogger } from '../../shared/logger.js';
 import { createQueues } from '../../shared/queues.js';
 import { closeRedis, createRedis } from '../../shared/redis.js';
 import { redisKeys } from '../../shared/redis-keys.js';
-import { fatal, onShutdown } from '../../shared/shutdown.js';
+import { fatal, loadConfigOrExit, onShutdown } from '../../shared/shutdown.js';
 import { createMxServer } from './mx-server.js';
 
 async function main(): Promise<void> {
-  let config;
-  try {
-    config = loadConfig();
-  } catch (err) {
-    fatal(null, err);
-  }
+  const config = loadConfigOrExit();
   const logger = createLogger(config.logLevel, 'mx');
   const sql = createPool(config.databaseUrl, { max: config.databasePoolMax, application: 'tern-mx' });
   const redis = createRedis(config.redisUrl, 'api', 'tern-mx');

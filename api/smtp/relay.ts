@@ -4,9 +4,8 @@
 // own Redis subscriber so that revocations reach it, rate limiter, queues). On SIGTERM it stops
 // accepting connections, lets open sessions finish, then closes Redis and Postgres.
 import type { SMTPServer } from 'smtp-server';
-import { loadConfig } from '../../shared/config.js';
 import { createLogger } from '../../shared/logger.js';
-import { fatal, onShutdown } from '../../shared/shutdown.js';
+import { fatal, loadConfigOrExit, onShutdown } from '../../shared/shutdown.js';
 import { createDeps } from '../deps.js';
 import { createRelayServer } from './relay-server.js';
 import { loadRelayTls } from './relay-tls.js';
@@ -22,12 +21,7 @@ async function listen(server: SMTPServer, port: number): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  let config;
-  try {
-    config = loadConfig();
-  } catch (err) {
-    fatal(null, err);
-  }
+  const config = loadConfigOrExit();
   const logger = createLogger(config.logLevel, 'relay');
   if (config.relayAllowInsecureAuth) {
     logger.warn({ event: 'RELAY_INSECURE_AUTH' }, 'RELAY_ALLOW_INSECURE_AUTH: AUTH accepted without TLS');
