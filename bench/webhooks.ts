@@ -1,224 +1,317 @@
-// Webhook throughput and latency, printed (never asserted). Three measurements in one run:
-//  1. floor: bare undici POSTs, each HMAC-signed, to a local receiver;
-//  2. floor: a bare BullMQ add → process loop (no-op processor);
-//  3. Tern: events recorded and published → fan-out → delivery → 2xx at the receiver.
-// Prints deliveries/s, event→delivery p50/p99 (and idle p50, one event at a time) and Tern's
-// ratio to each floor. Targets: ≥ 1,500 deliveries/s, idle p50 < 50 ms.
-// Run: `npm run build && node dist/bench/webhooks.js` (BENCH_N=events, default 3000; needs
-// Postgres at DATABASE_URL's server and Redis at REDIS_URL; a scratch database is created and dropped).
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { randomBytes } from 'node:crypto';
-import { Queue, Worker } from 'bullmq';
-import postgres from 'postgres';
+// bench/webhooks (issue 5 item 8): webhook deliveries per second and event → 2xx latency.
+// Three sides in alternating rounds (undici, BullMQ, Tern; A B C A B C …), each a fixed number
+// of items, so a busy machine slows them alike; the figures are medians.
+//  - floor "undici": bare undici POSTs, each body built and HMAC-signed, `CONCURRENCY` in flight
+//    through one keep-alive Agent, to the receiver child;
+//  - floor "bullmq": bare BullMQ add (addBulk of 500) → process (no-op, a worker child with
+//    concurrency `CONCURRENCY`);
+//  - Tern: events recorded and published (batches of 500, as a delivery worker does) → the worker
+//    child (`WORKER_QUEUES=webhook-fanout,webhook-delivery`, the registry's consumers with their
+//    defaults) fans out, signs and POSTs → 2xx at the same receiver, which verifies every signature.
+// Then idle latency: events inserted one at a time, spaced, each waited for at the receiver.
+// Items per slice: BENCH_WEBHOOK_N (default 1000 per second of --slice); idle events:
+// BENCH_WEBHOOK_IDLE (default 50). BENCH_CPU_PROF=<dir> profiles the worker children;
+// BENCH_SQL_COUNT=1 makes the Tern worker print its SQL statement count at exit.
+// Targets: Tern ≥ 1,500 deliveries/s (about 0.3 of the BullMQ floor), idle p50 < 50 ms.
+import { Queue } from 'bullmq';
 import { Agent, request } from 'undici';
 import { createOrganization } from '../shared/bootstrap.js';
-import { loadConfig } from '../shared/config.js';
 import { insertDomain } from '../shared/db/domains.js';
-import { migrate } from '../shared/db/migrate.js';
-import { createPool } from '../shared/db/pool.js';
 import { insertWebhook } from '../shared/db/webhooks.js';
 import { publishEvents, recordEvents } from '../shared/events.js';
 import { newId } from '../shared/ids.js';
-import { createLogger } from '../shared/logger.js';
+import { createQueues, type Queues } from '../shared/queues.js';
 import { closeRedis, createRedis } from '../shared/redis.js';
+import { redisKeys } from '../shared/redis-keys.js';
 import { sign } from '../shared/webhook-signing.js';
 import { newSigningSecret } from '../shared/webhooks.js';
-import { createWorkerDeps } from '../workers/deps.js';
-import { startWebhookDelivery } from '../workers/webhook-delivery.js';
-import { startWebhookFanout } from '../workers/webhook-fanout.js';
+import { median, type MeasureOptions } from './lib/measure.js';
+import { startServer, startWorker, type Child } from './lib/processes.js';
+import { percentile, until, type RunResult, type Side } from './lib/runs.js';
+import { createBenchStack, type BenchStack } from './lib/stack.js';
 
-const N = Number(process.env.BENCH_N ?? 3000);
+export const description = 'event → webhook 2xx vs bare undici+HMAC POSTs and a bare BullMQ add → process loop';
+
+/** In-flight deliveries on every side: Tern's delivery worker default concurrency. */
 const CONCURRENCY = 64;
+const BATCH = 500;
 
-function pct(xs: number[], p: number): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? NaN;
+interface Stats {
+  received: number;
+  refused: number;
+  latencies?: number[];
 }
 
-async function startSink(onRequest: (headers: Record<string, unknown>) => void) {
-  const server = createServer((req, res) => {
-    req.resume();
-    req.on('end', () => {
-      onRequest(req.headers);
-      res.writeHead(204).end();
-    });
-  });
-  server.listen(0, '127.0.0.1');
-  await new Promise<void>((r) => server.once('listening', r));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
-  return { url, close: () => new Promise<void>((r) => (server.closeAllConnections(), server.close(() => r()))) };
+class Receiver {
+  private readonly agent = new Agent({ connections: 1 });
+  constructor(readonly url: string) {}
+  async stats(opts: { reset?: boolean; latencies?: boolean } = {}): Promise<Stats> {
+    const q = `${opts.reset ? 'reset=1&' : ''}${opts.latencies ? 'latencies=1' : ''}`;
+    const res = await request(`${this.url}/stats?${q}`, { dispatcher: this.agent });
+    return (await res.body.json()) as Stats;
+  }
+  close = () => this.agent.close();
 }
 
-async function floorUndici(): Promise<number> {
-  const sink = await startSink(() => {});
-  const agent = new Agent({ connections: CONCURRENCY });
-  const body = Buffer.from(JSON.stringify({ type: 'email.delivered', created_at: new Date().toISOString(), data: {} }));
-  const secret = newSigningSecret();
-  let next = 0;
-  const started = performance.now();
-  await Promise.all(
-    Array.from({ length: CONCURRENCY }, async () => {
-      while (next++ < N) {
-        const res = await request(sink.url, {
-          method: 'POST',
-          body,
-          dispatcher: agent,
-          headers: { 'content-type': 'application/json', 'tern-signature': sign(body, secret) },
-        });
-        await res.body.dump();
-      }
+async function seed(stack: BenchStack, hookUrl: string, secret: string) {
+  const created = await createOrganization(stack.sql, 'tern', { name: 'Bench', adminEmail: 'bench@example.test' });
+  const orgId = created.organization.id;
+  const domain = await insertDomain(stack.sql, { orgId, name: 'bench.test', status: 'verified' });
+  await insertWebhook(stack.sql, { orgId, url: hookUrl, events: ['email.delivered'], description: null, secret });
+  const emailId = newId('em');
+  await stack.sql`insert into emails (id, org_id, domain_id, mode, from_address, from_email, to_addresses, subject, message_id)
+    values (${emailId}, ${orgId}, ${domain.id}, 'live', 'Bench <hello@bench.test>', 'hello@bench.test',
+      ${['someone@example.net']}, 'Your order has shipped', ${emailId})`;
+  return { orgId, emailId };
+}
+
+/** The body Tern sends for these events, built afresh per POST as a worker would sign it. */
+function floorBody(emailId: string): Buffer {
+  return Buffer.from(
+    JSON.stringify({
+      type: 'email.delivered',
+      created_at: new Date().toISOString(),
+      data: {
+        email_id: emailId,
+        from: 'Bench <hello@bench.test>',
+        to: ['someone@example.net'],
+        subject: 'Your order has shipped',
+        recipient: 'someone@example.net',
+        kind: null,
+        tags: null,
+      },
     }),
   );
-  const rate = N / ((performance.now() - started) / 1000);
-  await agent.close();
-  await sink.close();
-  return rate;
 }
 
-async function floorBullmq(redisUrl: string): Promise<number> {
-  const prefix = `bench:${randomBytes(4).toString('hex')}`;
-  const conn = createRedis(redisUrl, 'bullmq', 'bench');
-  const queue = new Queue('floor', { connection: conn, prefix });
-  let done = 0;
-  let finish!: () => void;
-  const all = new Promise<void>((r) => (finish = r));
-  const worker = new Worker('floor', async () => {}, { connection: conn, prefix, concurrency: CONCURRENCY });
-  worker.on('completed', () => ++done === N && finish());
-  const started = performance.now();
-  for (let i = 0; i < N; i += 500) {
-    await queue.addBulk(Array.from({ length: Math.min(500, N - i) }, (_, k) => ({ name: 'j', data: { i: i + k } })));
-  }
-  await all;
-  const rate = N / ((performance.now() - started) / 1000);
-  await worker.close();
-  await queue.obliterate({ force: true });
-  await queue.close();
-  await closeRedis(conn);
-  return rate;
-}
-
-async function tern(adminUrl: string, redisUrl: string) {
-  const dbName = `tern_bench_${randomBytes(4).toString('hex')}`;
-  const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
-  await admin.unsafe(`create database "${dbName}"`);
-  const u = new URL(adminUrl);
-  u.pathname = `/${dbName}`;
-  const config = loadConfig({
-    DATABASE_URL: u.toString(),
-    REDIS_URL: redisUrl,
-    REDIS_PREFIX: `bench:${randomBytes(4).toString('hex')}`,
-    WEBHOOK_ALLOW_PRIVATE: 'true',
-    LOG_LEVEL: 'silent',
-  });
-  const sql = createPool(config.databaseUrl, { max: 10 });
-  await migrate(sql);
-  const created = await createOrganization(sql, 'tern', { name: 'Bench', adminEmail: 'bench@example.test' });
-  const orgId = created.organization.id;
-  const domain = await insertDomain(sql, { orgId, name: 'bench.test', status: 'verified' });
-  const latencies: number[] = [];
-  let received = 0;
-  let onReceived: (() => void) | null = null;
-  const sink = await startSink(() => {
-    received++;
-    onReceived?.();
-  });
-  await insertWebhook(sql, {
-    orgId,
-    url: sink.url,
-    events: ['email.delivered'],
-    description: null,
-    secret: newSigningSecret(),
-  });
-  const emailId = newId('em');
-  await sql`insert into emails (id, org_id, domain_id, mode, from_address, from_email, to_addresses, subject, message_id)
-    values (${emailId}, ${orgId}, ${domain.id}, 'live', 'a@bench.test', 'a@bench.test', ${['b@example.com']}, 'Bench', ${emailId})`;
-  const deps = createWorkerDeps(config, createLogger('silent', 'bench'));
-  const workers = [
-    startWebhookFanout(deps, { concurrency: 32 }),
-    startWebhookDelivery(deps, { concurrency: CONCURRENCY }),
-  ];
-  const emit = async (count: number) => {
-    const rows = await recordEvents(
-      sql,
-      Array.from({ length: count }, () => ({
-        orgId,
-        mode: 'live' as const,
-        type: 'email.delivered' as const,
-        dedupeKey: newId('evt'),
-        emailId,
-        recipient: 'b@example.com',
-      })),
-    );
-    await publishEvents(
-      sql,
-      deps.queues,
-      rows.map((r) => r.id),
-    );
-  };
-  const waitFor = (target: number) =>
-    new Promise<void>((resolve) => {
-      if (received >= target) return resolve();
-      onReceived = () => received >= target && resolve();
-    });
-  // Idle latency: one event at a time, insert → 2xx at the receiver.
-  for (let i = 0; i < 50; i++) {
-    const t0 = performance.now();
-    await emit(1);
-    await waitFor(received + 1);
-    latencies.push(performance.now() - t0);
-  }
-  // Throughput: N events published in batches of 500, until all are delivered.
-  const base = received;
-  const loaded: number[] = [];
-  const batchEnds: { target: number; t0: number }[] = [];
-  const started = performance.now();
-  for (let i = 0; i < N; i += 500) {
-    const t0 = performance.now();
-    const batch = Math.min(500, N - i);
-    await emit(batch);
-    batchEnds.push({ target: base + i + batch, t0 });
-  }
-  for (const b of batchEnds) {
-    await waitFor(b.target);
-    loaded.push(performance.now() - b.t0);
-  }
-  const rate = N / ((performance.now() - started) / 1000);
-  await Promise.all(workers.map((w) => w.close()));
-  await deps.close();
-  await sink.close();
-  await sql.end();
-  await admin.unsafe(`drop database if exists "${dbName}" with (force)`);
-  await admin.end();
+function undiciSide(
+  receiver: Receiver,
+  hookUrl: string,
+  secret: string,
+  emailId: string,
+  n: number,
+): Side & { close(): Promise<void> } {
+  const agent = new Agent({ keepAliveTimeout: 4000 });
   return {
-    rate,
-    idleP50: pct(latencies, 50),
-    idleP99: pct(latencies, 99),
-    batchP50: pct(loaded, 50),
-    batchP99: pct(loaded, 99),
+    name: 'undici',
+    close: () => agent.close(),
+    async slice() {
+      await receiver.stats({ reset: true });
+      let next = 0;
+      let ok = 0;
+      const started = performance.now();
+      const lane = async () => {
+        while (next++ < n) {
+          const body = floorBody(emailId);
+          const res = await request(hookUrl, {
+            method: 'POST',
+            body,
+            dispatcher: agent,
+            headers: {
+              'content-type': 'application/json',
+              'user-agent': 'tern-webhooks/1',
+              'tern-signature': sign(body, secret),
+              'tern-delivery-id': newId('dlv'),
+              'tern-event-type': 'email.delivered',
+            },
+          });
+          await res.body.dump();
+          if (res.statusCode >= 200 && res.statusCode < 300) ok++;
+        }
+      };
+      await Promise.all(Array.from({ length: CONCURRENCY }, lane));
+      const seconds = (performance.now() - started) / 1000;
+      const s = await receiver.stats({ latencies: true });
+      return { items: ok, seconds, latencies: s.latencies ?? [] };
+    },
   };
 }
 
-async function main(): Promise<void> {
-  const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-  const adminUrl = process.env.BENCH_ADMIN_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-  const undiciRate = await floorUndici();
-  const bullRate = await floorBullmq(redisUrl);
-  const t = await tern(adminUrl, redisUrl);
-  const f = (x: number) => x.toFixed(0).padStart(8);
-  console.log(`webhooks bench (N=${N}, concurrency ${CONCURRENCY})`);
-  console.log(`floor undici+HMAC POSTs   ${f(undiciRate)} /s`);
-  console.log(`floor BullMQ add→process  ${f(bullRate)} /s`);
-  console.log(`Tern event→2xx            ${f(t.rate)} deliveries/s   (target ≥ 1500)`);
-  console.log(`Tern / undici floor       ${(t.rate / undiciRate).toFixed(2)}`);
-  console.log(`Tern / BullMQ floor       ${(t.rate / bullRate).toFixed(2)}   (target ≈ 0.3)`);
-  console.log(
-    `event→delivery idle       p50 ${t.idleP50.toFixed(1)} ms  p99 ${t.idleP99.toFixed(1)} ms   (target p50 < 50 ms)`,
-  );
-  console.log(`batch of 500 publish→all  p50 ${t.batchP50.toFixed(1)} ms  p99 ${t.batchP99.toFixed(1)} ms`);
+function bullmqSide(redisUrl: string, prefix: string, n: number): Side & { close(): Promise<void> } {
+  const conn = createRedis(redisUrl, 'bullmq', 'bench-floor-producer');
+  const queue = new Queue('floor', { connection: conn, prefix });
+  return {
+    name: 'bullmq',
+    async slice() {
+      const started = performance.now();
+      for (let i = 0; i < n; i += BATCH) {
+        await queue.addBulk(
+          Array.from({ length: Math.min(BATCH, n - i) }, () => ({
+            name: 'deliver',
+            data: { deliveryId: newId('dlv') },
+            opts: { removeOnComplete: true, removeOnFail: true },
+          })),
+        );
+      }
+      await until(async () => {
+        const c = await queue.getJobCounts('wait', 'active', 'prioritized', 'delayed');
+        return Object.values(c).every((x) => x === 0);
+      }, 'the BullMQ floor');
+      return { items: n, seconds: (performance.now() - started) / 1000 };
+    },
+    async close() {
+      await queue.close();
+      await closeRedis(conn);
+    },
+  };
 }
 
-main().catch((err: unknown) => {
-  console.error(err);
-  process.exit(1);
-});
+function ternSide(stack: BenchStack, queues: Queues, receiver: Receiver, seeded: Seeded, n: number): Side {
+  return {
+    name: 'tern',
+    async slice() {
+      await receiver.stats({ reset: true });
+      const started = performance.now();
+      for (let i = 0; i < n; i += BATCH) await emit(stack, queues, seeded, Math.min(BATCH, n - i));
+      let s: Stats = { received: 0, refused: 0 };
+      await until(async () => {
+        s = await receiver.stats();
+        return s.received + s.refused >= n;
+      }, 'Tern deliveries');
+      const seconds = (performance.now() - started) / 1000;
+      s = await receiver.stats({ latencies: true });
+      if (s.refused > 0) console.log(`  WARNING: the receiver refused ${s.refused} Tern signatures`);
+      return { items: s.received, seconds, latencies: s.latencies ?? [] };
+    },
+  };
+}
+
+type Seeded = Awaited<ReturnType<typeof seed>>;
+
+async function emit(stack: BenchStack, queues: Queues, seeded: Seeded, count: number): Promise<void> {
+  const rows = await recordEvents(
+    stack.sql,
+    Array.from({ length: count }, () => ({
+      orgId: seeded.orgId,
+      mode: 'live' as const,
+      type: 'email.delivered' as const,
+      dedupeKey: newId('evt'),
+      emailId: seeded.emailId,
+      recipient: 'someone@example.net',
+    })),
+  );
+  await publishEvents(
+    stack.sql,
+    queues,
+    rows.map((r) => r.id),
+  );
+}
+
+/** Events one at a time, each waited for at the receiver, then a pause: latency with no queueing. */
+async function idleLatency(stack: BenchStack, queues: Queues, receiver: Receiver, seeded: Seeded, k: number) {
+  const latencies: number[] = [];
+  for (let i = 0; i < k; i++) {
+    await receiver.stats({ reset: true });
+    await emit(stack, queues, seeded, 1);
+    await until(async () => (await receiver.stats()).received >= 1, 'an idle delivery', 30_000, 2);
+    latencies.push(...((await receiver.stats({ latencies: true })).latencies ?? []));
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return { p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
+}
+
+const rate = (r: RunResult) => (r.seconds > 0 ? r.items / r.seconds : 0);
+
+function row(name: string, r: RunResult): string {
+  const lat = r.latencies?.length
+    ? `   p50 ${percentile(r.latencies, 50).toFixed(1).padStart(7)} ms   p99 ${percentile(r.latencies, 99).toFixed(1).padStart(7)} ms`
+    : '';
+  return `${name.padEnd(7)} ${rate(r).toFixed(0).padStart(7)} /s${lat}`;
+}
+
+/** One warm-up slice per side, then `pairs` rounds of one slice per side, in turn. */
+async function rounds(sides: Side[], pairs: number): Promise<RunResult[][]> {
+  for (const s of sides) await s.slice(0);
+  const results: RunResult[][] = sides.map(() => []);
+  for (let i = 1; i <= pairs; i++) {
+    for (const [k, s] of sides.entries()) {
+      const r = await s.slice(i);
+      results[k]!.push(r);
+      console.log(`  ${k === 0 ? `round ${i}`.padEnd(8) : ' '.repeat(8)}  ${row(s.name, r)}`);
+    }
+  }
+  return results;
+}
+
+function report(results: RunResult[][], idle: { p50: number; p99: number }): void {
+  const [u, b, t] = results as [RunResult[], RunResult[], RunResult[]];
+  const med = (rs: RunResult[]) => median(rs.map(rate));
+  const ratio = (floor: RunResult[]) => median(t.map((x, i) => (rate(floor[i]!) > 0 ? rate(x) / rate(floor[i]!) : 0)));
+  const lat = t.flatMap((r) => r.latencies ?? []);
+  const f = (x: number) => x.toFixed(0).padStart(7);
+  console.log(`  median  undici+HMAC POSTs   ${f(med(u))} /s`);
+  console.log(`          BullMQ add→process  ${f(med(b))} /s`);
+  console.log(`          Tern event→2xx      ${f(med(t))} deliveries/s   (target ≥ 1500)`);
+  console.log(`  Tern / undici floor  ${ratio(u).toFixed(2)}   (median of per-round ratios)`);
+  console.log(`  Tern / BullMQ floor  ${ratio(b).toFixed(2)}   (target ≈ 0.3)`);
+  console.log(
+    `  event→delivery under load  p50 ${percentile(lat, 50).toFixed(1)} ms   p99 ${percentile(lat, 99).toFixed(1)} ms`,
+  );
+  console.log(
+    `  event→delivery idle        p50 ${idle.p50.toFixed(1)} ms   p99 ${idle.p99.toFixed(1)} ms   (target p50 < 50 ms)`,
+  );
+}
+
+function counts(measure: MeasureOptions): { n: number; idle: number } {
+  const n = Number(process.env.BENCH_WEBHOOK_N ?? Math.round(measure.sliceSeconds * 1000));
+  const idle = Number(process.env.BENCH_WEBHOOK_IDLE ?? 50);
+  if (!(n >= 1 && idle >= 1)) throw new Error('bench/webhooks: BENCH_WEBHOOK_N and BENCH_WEBHOOK_IDLE must be ≥ 1');
+  return { n: Math.round(n), idle: Math.round(idle) };
+}
+
+export async function run(measure: MeasureOptions): Promise<void> {
+  const { n, idle } = counts(measure);
+  const stack = await createBenchStack();
+  const children: Omit<Child, 'port' | 'url'>[] = [];
+  const secret = newSigningSecret();
+  const bull = createRedis(stack.redisUrl, 'bullmq', 'bench');
+  const queues = createQueues(bull, redisKeys(stack.redisPrefix).bullPrefix);
+  let floorQueue: ReturnType<typeof bullmqSide> | null = null;
+  let floorHttp: ReturnType<typeof undiciSide> | null = null;
+  let receiver: Receiver | null = null;
+  try {
+    const sink = await startServer('bench/servers/webhook-receiver', { BENCH_WEBHOOK_SECRET: secret });
+    children.push(sink);
+    receiver = new Receiver(sink.url);
+    const hookUrl = `${sink.url}/hook`;
+    const seeded = await seed(stack, hookUrl, secret);
+    const floorPrefix = `${stack.redisPrefix}:floor`;
+    children.push(
+      await startWorker('bench/servers/bullmq-floor', {
+        REDIS_URL: stack.redisUrl,
+        BENCH_BULL_PREFIX: floorPrefix,
+        BENCH_CONCURRENCY: String(CONCURRENCY),
+      }),
+    );
+    children.push(
+      await startWorker('bench/servers/worker', {
+        DATABASE_URL: stack.databaseUrl,
+        REDIS_URL: stack.redisUrl,
+        REDIS_PREFIX: stack.redisPrefix,
+        WORKER_QUEUES: 'webhook-fanout,webhook-delivery',
+        WEBHOOK_ALLOW_PRIVATE: 'true',
+        LOG_LEVEL: process.env.LOG_LEVEL ?? 'info',
+      }),
+    );
+    floorQueue = bullmqSide(stack.redisUrl, floorPrefix, n);
+    floorHttp = undiciSide(receiver, hookUrl, secret, seeded.emailId, n);
+    console.log(
+      `bench/webhooks: ${measure.pairs} rounds of ${n} items per side, ${CONCURRENCY} in flight; then ${idle} idle events`,
+    );
+    const results = await rounds([floorHttp, floorQueue, ternSide(stack, queues, receiver, seeded, n)], measure.pairs);
+    const idleLat = await idleLatency(stack, queues, receiver, seeded, idle);
+    report(results, idleLat);
+    const [d] = await stack.sql<{ n: number; ok: number; attempts: number }[]>`
+      select count(*)::int as n, count(*) filter (where status = 'succeeded')::int as ok,
+        coalesce(sum(attempts), 0)::int as attempts from webhook_deliveries`;
+    console.log(`  Tern stored ${d!.n} deliveries: ${d!.ok} succeeded, ${d!.attempts} attempts`);
+  } finally {
+    await floorQueue?.close();
+    await floorHttp?.close();
+    await receiver?.close();
+    await queues.close();
+    await closeRedis(bull);
+    for (const c of children.reverse()) await c.stop();
+    await stack.drop();
+  }
+}

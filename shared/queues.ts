@@ -35,6 +35,8 @@ export interface EventJob {
 
 export interface WebhookDeliveryJob {
   deliveryId: string;
+  /** The endpoint (its slot is taken before the delivery is read); absent on older jobs. */
+  webhookId?: string;
 }
 
 export interface InboundJob {

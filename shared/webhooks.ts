@@ -59,18 +59,24 @@ export function checkWebhookUrl(raw: string, allowPrivate: boolean, field = 'bod
 /** Delivery jobs leave Redis when they end: Postgres keeps the record, and the id is free for a retry. */
 const DELIVERY_JOB_OPTIONS: JobsOptions = { removeOnComplete: true, removeOnFail: true };
 
+/** A delivery to enqueue: its id, and its endpoint's when known (the job carries it). */
+export type DeliveryRef = string | { id: string; webhookId: string };
+
 export async function enqueueDeliveries(
   queues: Pick<Queues, 'webhook-delivery'>,
-  ids: string[],
+  refs: DeliveryRef[],
   delayMs = 0,
 ): Promise<void> {
-  if (ids.length === 0) return;
+  if (refs.length === 0) return;
   await queues[QUEUE_NAMES.webhookDelivery].addBulk(
-    ids.map((deliveryId) => ({
-      name: 'deliver',
-      data: { deliveryId },
-      opts: { ...DELIVERY_JOB_OPTIONS, jobId: deliveryId, ...(delayMs > 0 ? { delay: delayMs } : {}) },
-    })),
+    refs.map((ref) => {
+      const data = typeof ref === 'string' ? { deliveryId: ref } : { deliveryId: ref.id, webhookId: ref.webhookId };
+      return {
+        name: 'deliver',
+        data,
+        opts: { ...DELIVERY_JOB_OPTIONS, jobId: data.deliveryId, ...(delayMs > 0 ? { delay: delayMs } : {}) },
+      };
+    }),
   );
 }
 
@@ -78,8 +84,9 @@ export async function enqueueDeliveries(
  * Makes a delivery's job run now: adds it when Redis has none, promotes it when it waits delayed.
  * Returns false when a job for it is already running.
  */
-export async function enqueueNow(queues: Pick<Queues, 'webhook-delivery'>, id: string): Promise<boolean> {
+export async function enqueueNow(queues: Pick<Queues, 'webhook-delivery'>, ref: DeliveryRef): Promise<boolean> {
   const queue = queues[QUEUE_NAMES.webhookDelivery];
+  const id = typeof ref === 'string' ? ref : ref.id;
   const job = await queue.getJob(id);
   if (job) {
     const state = await job.getState();
@@ -90,6 +97,6 @@ export async function enqueueNow(queues: Pick<Queues, 'webhook-delivery'>, id: s
     if (state === 'active' || state === 'waiting' || state === 'prioritized') return state !== 'active';
     await job.remove().catch(() => {});
   }
-  await enqueueDeliveries(queues, [id]);
+  await enqueueDeliveries(queues, [ref]);
   return true;
 }

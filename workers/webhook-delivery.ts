@@ -1,13 +1,14 @@
-// webhook-delivery: one job per delivery (job id = delivery id). Each run is one attempt:
-// load → check endpoint → take an endpoint slot → reserve the attempt → sign and POST → record →
-// schedule the next attempt (the same job, delayed) or end. Postgres holds the truth; the job only
-// says "look at this delivery now". A sweeper re-enqueues due deliveries whose job Redis lost.
+// webhook-delivery: one job per delivery (job id = delivery id, with its endpoint's id). Each run
+// is one attempt: take an endpoint slot (one Redis call) → load the delivery and reserve the
+// attempt (one statement) → sign and POST → record (one statement) → schedule the next attempt
+// (the same job, delayed) or end. Postgres holds the truth; the job only says "look at this
+// delivery now". A sweeper re-enqueues due deliveries whose job Redis lost.
 import { DelayedError, Worker, type Job } from 'bullmq';
 import {
   abandonDelivery,
-  beginAttempt,
+  deliveryWebhookId,
   finishAttempt,
-  loadDelivery,
+  reserveAttempt,
   type DeliveryWithWebhook,
 } from '../shared/db/webhook-deliveries.js';
 import { markWebhookFailing, markWebhookHealthy } from '../shared/db/webhooks.js';
@@ -35,6 +36,9 @@ export interface WebhookDeliveryOptions {
   lockDurationMs?: number;
   stalledIntervalMs?: number;
 }
+
+/** How long an attempt refused a slot waits for one this process holds (fast endpoints only). */
+const SLOT_WAIT_MS = 100;
 
 interface Ctx {
   deps: WorkerDeps;
@@ -90,27 +94,32 @@ async function record(c: Ctx, d: DeliveryWithWebhook, attempt: number, r: HttpAt
   return nextAt?.getTime() ?? null;
 }
 
-async function attemptDelivery(c: Ctx, job: Job<WebhookDeliveryJob>, token?: string): Promise<string> {
-  const d = await loadDelivery(c.deps.sql, job.data.deliveryId);
+/** Why a delivery got no attempt reserved, and what its job does about it. */
+async function notReserved(c: Ctx, d: DeliveryWithWebhook | null, job: Job, token?: string): Promise<string> {
   if (!d || d.status !== 'pending') return 'nothing to do';
   if (d.webhook_status !== 'enabled') {
     await abandonDelivery(c.deps.sql, d.id, 'webhook endpoint is disabled');
     return 'endpoint disabled';
   }
   // A duplicate wake-up (sweeper, a restarted worker) before the attempt is due waits for it.
-  if (d.next_attempt_at && d.next_attempt_at.getTime() > Date.now() + 1000) {
-    return await sleepUntil(job, token, d.next_attempt_at.getTime());
-  }
-  if (!(await c.slots.acquire(d.webhook_id, d.id))) {
+  return await sleepUntil(job, token, d.next_attempt_at?.getTime() ?? Date.now() + 1000);
+}
+
+async function attemptDelivery(c: Ctx, job: Job<WebhookDeliveryJob>, token?: string): Promise<string> {
+  const { deliveryId } = job.data;
+  const webhookId = job.data.webhookId ?? (await deliveryWebhookId(c.deps.sql, deliveryId));
+  if (!webhookId) return 'nothing to do';
+  if (!(await c.slots.acquire(webhookId, deliveryId, SLOT_WAIT_MS))) {
     return await sleepUntil(job, token, Date.now() + 50 + Math.floor(Math.random() * 200));
   }
   let nextAt: number | null;
   try {
-    const attempt = await beginAttempt(c.deps.sql, d.id);
+    const d = await reserveAttempt(c.deps.sql, deliveryId);
+    if (!d || d.reserved === null) return await notReserved(c, d, job, token);
     const result = await postWebhook(c.agent, d.url, d.body, headersFor(c.deps.config.brand, d), c.opts);
-    nextAt = await record(c, d, attempt, result);
+    nextAt = await record(c, d, d.reserved, result);
   } finally {
-    await c.slots.release(d.webhook_id, d.id).catch(() => {});
+    c.slots.release(webhookId, deliveryId);
   }
   if (nextAt !== null) return await sleepUntil(job, token, nextAt);
   return 'done';
@@ -161,6 +170,7 @@ export function startWebhookDelivery(
   worker.on('error', (err) => deps.logger.error({ event: 'WEBHOOK_DELIVERY_WORKER_ERROR', err }, 'worker error'));
   const stopSweeper = startDeliverySweeper(deps, opts.sweepIntervalMs);
   worker.on('closing', () => stopSweeper());
+  worker.on('closed', () => void slots.flush());
   worker.on('closed', () => void agent.close().catch(() => {}));
   return worker;
 }

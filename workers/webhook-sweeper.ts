@@ -10,17 +10,17 @@ import type { WorkerDeps } from './deps.js';
 export async function sweepDeliveries(deps: WorkerDeps, graceMs = 10_000, limit = 500): Promise<number> {
   const queue = deps.queues[QUEUE_NAMES.webhookDelivery];
   const due = await dueDeliveries(deps.sql, graceMs, limit);
-  const missing: string[] = [];
-  for (const { id } of due) {
+  const missing: { id: string; webhookId: string }[] = [];
+  for (const { id, webhook_id: webhookId } of due) {
     const job = await queue.getJob(id);
     if (!job) {
-      missing.push(id);
+      missing.push({ id, webhookId });
       continue;
     }
     const state = await job.getState();
     if (state === 'completed' || state === 'failed' || state === 'unknown') {
       await job.remove().catch(() => {});
-      missing.push(id);
+      missing.push({ id, webhookId });
     }
   }
   await enqueueDeliveries(deps.queues, missing);

@@ -164,7 +164,7 @@ export const webhookHandlers: Handlers = {
       throw new ApiError('invalid_state', 'Enable the webhook before retrying its deliveries');
     const d = await requeueDelivery(ctx.deps.sql, w.id, ctx.params.delivery_id!);
     if (!d) throw notFound('Delivery');
-    await enqueueNow(ctx.deps.queues, d.id);
+    await enqueueNow(ctx.deps.queues, { id: d.id, webhookId: d.webhook_id });
     ctx.status = 202;
     ctx.body = { object: 'webhook_delivery', id: d.id, status: d.status, next_attempt_at: iso(d.next_attempt_at) };
   },
@@ -181,7 +181,7 @@ export const webhookHandlers: Handlers = {
       eventType: body.type,
       body: serialise(sampleEnvelope(body.type, eventId)),
     });
-    await enqueueDeliveries(ctx.deps.queues, [d.id]);
+    await enqueueDeliveries(ctx.deps.queues, [{ id: d.id, webhookId: d.webhook_id }]);
     ctx.status = 202;
     ctx.body = { object: 'webhook_delivery', id: d.id, event_id: eventId, event_type: body.type, status: d.status };
   },

@@ -41,25 +41,40 @@ export interface NewDelivery {
 }
 
 /**
- * Creates the deliveries of one event (idempotent on (event, endpoint)) and returns every
- * delivery of that event still waiting for its first attempt, so that a re-run of the fan-out
- * after a crash between insert and enqueue enqueues what the first run could not.
+ * The fan-out of a batch of events in one statement (atomic without a transaction): inserts their
+ * deliveries (idempotent on (event, endpoint)), marks the events fanned out, and returns every
+ * delivery of those events still waiting for its first attempt, old (a crashed earlier run's)
+ * and new alike.
  */
-export async function insertDeliveries(db: Db, eventId: string, rows: NewDelivery[]): Promise<{ id: string }[]> {
-  if (rows.length > 0) {
-    const values = rows.map((r) => ({
-      id: newId('dlv'),
-      webhook_id: r.webhookId,
-      org_id: r.orgId,
-      event_id: r.eventId,
-      event_type: r.eventType,
-      body: r.body,
-      next_attempt_at: new Date(),
-    }));
-    await db`insert into webhook_deliveries ${db(values as never)} on conflict (event_id, webhook_id) do nothing`;
-  }
-  return await db<{ id: string }[]>`
-    select id from webhook_deliveries where event_id = ${eventId} and status = 'pending' and attempts = 0`;
+export async function insertFanout(
+  db: Db,
+  eventIds: string[],
+  rows: NewDelivery[],
+): Promise<{ id: string; webhook_id: string; event_id: string }[]> {
+  const now = new Date();
+  const values = rows.map((r) => ({
+    id: newId('dlv'),
+    webhook_id: r.webhookId,
+    org_id: r.orgId,
+    event_id: r.eventId,
+    event_type: r.eventType,
+    body: r.body,
+    next_attempt_at: now,
+  }));
+  const inserted =
+    values.length > 0
+      ? db`insert into webhook_deliveries ${db(values as never)} on conflict (event_id, webhook_id) do nothing
+          returning id, webhook_id, event_id`
+      : db`select null::text as id, null::text as webhook_id, null::text as event_id where false`;
+  // The final select sees the table as it was before this statement: `ins` adds the new rows.
+  return await db<{ id: string; webhook_id: string; event_id: string }[]>`
+    with ins as (${inserted}),
+    marked as (
+      update events set webhooks_fanned_at = now() where id = any(${eventIds}) and webhooks_fanned_at is null)
+    select id, webhook_id, event_id from ins
+    union
+    select id, webhook_id, event_id from webhook_deliveries
+    where event_id = any(${eventIds}) and status = 'pending' and attempts = 0`;
 }
 
 export interface DeliveryWithWebhook extends DeliveryRow {
@@ -71,24 +86,36 @@ export interface DeliveryWithWebhook extends DeliveryRow {
   failing_since: Date | null;
 }
 
-export async function loadDelivery(db: Db, id: string): Promise<DeliveryWithWebhook | null> {
-  const [row] = await db<DeliveryWithWebhook[]>`
+/** The endpoint of a delivery (for jobs enqueued without it). */
+export async function deliveryWebhookId(db: Db, id: string): Promise<string | null> {
+  const [row] = await db<{ webhook_id: string }[]>`select webhook_id from webhook_deliveries where id = ${id}`;
+  return row?.webhook_id ?? null;
+}
+
+export interface ReservedDelivery extends DeliveryWithWebhook {
+  /** The attempt number reserved by this call; null when none was (see `reserveAttempt`). */
+  reserved: number | null;
+}
+
+/**
+ * Loads a delivery and, when it is pending, due (within `earlyMs`) and its endpoint enabled,
+ * reserves its next attempt (counted before the request goes out, so a killed worker's attempt
+ * is counted): one round trip. The row is as it was before the reservation.
+ */
+export async function reserveAttempt(db: Db, id: string, earlyMs = 1000): Promise<ReservedDelivery | null> {
+  const [row] = await db<ReservedDelivery[]>`
+    with r as (
+      update webhook_deliveries set attempts = attempts + 1, updated_at = now()
+      where id = ${id} and status = 'pending'
+        and (next_attempt_at is null or next_attempt_at <= now() + make_interval(secs => ${earlyMs / 1000}))
+        and exists (select 1 from webhooks w where w.id = webhook_id and w.status = 'enabled')
+      returning id, attempts),
+    a as (insert into webhook_attempts (delivery_id, attempt) select id, attempts from r returning attempt)
     select d.*, w.url, w.status as webhook_status, w.signing_secret, w.previous_secret, w.previous_secret_expires_at,
-      w.failing_since
+      w.failing_since, (select attempt from a) as reserved
     from webhook_deliveries d join webhooks w on w.id = d.webhook_id
     where d.id = ${id}`;
   return row ?? null;
-}
-
-/** Reserves the next attempt number before the request goes out, so a killed worker's attempt is counted. */
-export async function beginAttempt(db: Db, id: string): Promise<number> {
-  const [row] = await db<{ attempt: number }[]>`
-    with d as (
-      update webhook_deliveries set attempts = attempts + 1, updated_at = now()
-      where id = ${id} returning id, attempts)
-    insert into webhook_attempts (delivery_id, attempt) select id, attempts from d
-    returning attempt`;
-  return row!.attempt;
 }
 
 export interface AttemptOutcome {
@@ -168,9 +195,13 @@ export async function getDeliveryBody(db: Db, id: string): Promise<Buffer | null
 }
 
 /** Pending deliveries due more than `graceMs` ago: candidates for the sweeper. */
-export async function dueDeliveries(db: Db, graceMs: number, limit: number): Promise<{ id: string }[]> {
-  return await db<{ id: string }[]>`
-    select id from webhook_deliveries
+export async function dueDeliveries(
+  db: Db,
+  graceMs: number,
+  limit: number,
+): Promise<{ id: string; webhook_id: string }[]> {
+  return await db<{ id: string; webhook_id: string }[]>`
+    select id, webhook_id from webhook_deliveries
     where status = 'pending' and next_attempt_at < now() - make_interval(secs => ${graceMs / 1000})
     order by next_attempt_at limit ${limit}`;
 }

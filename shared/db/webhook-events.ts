@@ -1,4 +1,5 @@
-// The one read the webhook fan-out needs: an event with the message fields its payload shows.
+// The one read the webhook fan-out needs: events with the message fields their payloads show and
+// the endpoints each one goes to.
 import type { EventRow } from '../events.js';
 import type { Db } from './pool.js';
 
@@ -14,22 +15,24 @@ export interface EventForWebhook extends EventRow {
   recipient_email: string | null;
 }
 
-export async function loadEventForWebhook(db: Db, eventId: string): Promise<EventForWebhook | null> {
-  const [row] = await db<EventForWebhook[]>`
+export interface EventToFanOut extends EventForWebhook {
+  /** Enabled endpoints of the event's organization whose filter takes its type, by id. */
+  webhook_ids: string[];
+}
+
+/** Loads a batch of events for fan-out, each with its matching endpoints: one round trip. */
+export async function loadEventsForFanout(db: Db, eventIds: string[]): Promise<EventToFanOut[]> {
+  return await db<EventToFanOut[]>`
     select ev.*, e.from_address as email_from, e.to_addresses as email_to, e.subject as email_subject,
       e.kind as email_kind, e.tags as email_tags, e.template_id as email_template_id,
       e.template_slug as email_template_slug, e.template_version as email_template_version,
-      r.email as recipient_email
+      r.email as recipient_email,
+      array(select w.id from webhooks w
+        where w.org_id = ev.org_id and w.status = 'enabled' and ev.type = any(w.events) order by w.id) as webhook_ids
     from events ev
     left join emails e on e.id = ev.email_id
     left join email_recipients r on r.id = ev.recipient_id
-    where ev.id = ${eventId}`;
-  return row ?? null;
-}
-
-/** Marks the event's fan-out done; call in the transaction that inserts its deliveries. */
-export async function markEventFannedOut(db: Db, eventId: string): Promise<void> {
-  await db`update events set webhooks_fanned_at = now() where id = ${eventId} and webhooks_fanned_at is null`;
+    where ev.id = any(${eventIds})`;
 }
 
 /**

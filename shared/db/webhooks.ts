@@ -59,14 +59,6 @@ export async function listWebhooks(db: Db, orgId: string, page: Page): Promise<W
     order by id desc limit ${page.limit + 1}`;
 }
 
-/** Enabled endpoints of the organization whose filter takes `type`. */
-export async function matchingWebhooks(db: Db, orgId: string, type: string): Promise<WebhookRow[]> {
-  return await db<WebhookRow[]>`
-    select * from webhooks
-    where org_id = ${orgId} and status = 'enabled' and ${type} = any(events)
-    order by id`;
-}
-
 export interface WebhookPatch {
   url?: string;
   events?: string[];

@@ -88,6 +88,17 @@ describe('webhook delivery', () => {
       expect(json(r!)).to.deep.equal({ type: ev.type, created_at: ev.created_at.toISOString(), data });
       expect(json(r!).created_at).to.match(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     }
+    // The worker records an attempt after the receiver has answered: wait (in the database, not
+    // through the rate-limited API) until none is pending, then read the list once.
+    await until(
+      async () => {
+        const [row] = await s.api.deps.sql<{ done: number }[]>`
+        select count(*)::int as done from webhook_deliveries where webhook_id = ${wh.id} and status <> 'pending'`;
+        return row!.done >= types.length;
+      },
+      15_000,
+      'every delivery recorded',
+    );
     const list = await deliveries(wh.id);
     expect(list).to.have.length(types.length);
     expect(list.every((d) => d.status === 'succeeded' && d.attempts === 1 && d.last_status_code === 200)).to.equal(
