@@ -63,6 +63,48 @@ export async function startServer(relative: string, env: Record<string, string>)
   };
 }
 
+/**
+ * Starts a worker entry (one that prints "ready" on stdout once it consumes) with `env`. With
+ * BENCH_CPU_PROF=<dir> set, the child writes a V8 CPU profile there when it exits.
+ */
+export async function startWorker(relative: string, env: Record<string, string>): Promise<Omit<Child, 'port' | 'url'>> {
+  const prof = process.env.BENCH_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_CPU_PROF] : [];
+  const args = [...prof, ...(fromSource ? ['--import', 'tsx'] : []), entry(relative)];
+  const child: ChildProcess = spawn(process.execPath, args, {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`bench: ${relative} not ready within 30 s`));
+    }, 30_000);
+    let out = '';
+    child.stdout!.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      if (out.includes('ready\n')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`bench: ${relative} exited with ${code}`));
+    });
+  });
+  child.stdout!.resume();
+  return {
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
 function accepts(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const s = connect(port, '127.0.0.1');

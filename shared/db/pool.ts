@@ -10,6 +10,8 @@ export type Db = Sql | TxSql;
 export interface PoolOptions {
   max?: number;
   application?: string;
+  /** Called for every statement sent (benchmarks count statements per unit of work). */
+  onQuery?: () => void;
 }
 
 export function createPool(url: string, opts: PoolOptions = {}): Sql {
@@ -24,5 +26,6 @@ export function createPool(url: string, opts: PoolOptions = {}): Sql {
       statement_timeout: 15000,
     },
     transform: { undefined: null },
+    ...(opts.onQuery ? { debug: opts.onQuery } : {}),
   }) as unknown as Sql;
 }
