@@ -106,11 +106,55 @@ export async function recordEvents(db: Db, events: NewEvent[]): Promise<EventRow
     returning *`;
 }
 
-/** Adds one webhook fan-out job and one metrics job per event, then marks them published. */
+/**
+ * Marks published events in batches (one UPDATE per flush instead of one per publication), for
+ * busy publishers such as the delivery worker. published_at only spares `republishPending` work:
+ * a mark lost in a crash means one more publication, which every consumer ignores by event id.
+ */
+export class PublishedMarks {
+  private ids: string[] = [];
+  private timer: NodeJS.Timeout | null = null;
+  private inFlight: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly db: Db,
+    private readonly onError: (err: unknown) => void,
+    private readonly delayMs = 50,
+    private readonly maxBatch = 1000,
+  ) {}
+
+  add(ids: string[]): void {
+    this.ids.push(...ids);
+    if (this.ids.length >= this.maxBatch) void this.flush();
+    else this.timer ??= setTimeout(() => void this.flush(), this.delayMs);
+  }
+
+  /** Writes every pending mark; resolves when they (and earlier flushes) are written. */
+  flush(): Promise<void> {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    const ids = this.ids;
+    this.ids = [];
+    if (ids.length > 0) {
+      this.inFlight = this.inFlight.then(() => markPublished(this.db, ids)).catch(this.onError);
+    }
+    return this.inFlight;
+  }
+}
+
+async function markPublished(db: Db, ids: string[]): Promise<void> {
+  await db`update events set published_at = now() where id = any(${ids}) and published_at is null`;
+}
+
+/**
+ * Adds one webhook fan-out job and one metrics job per event, then marks them published (at once,
+ * or through `marks` in a later batch).
+ */
 export async function publishEvents(
   db: Db,
   queues: Pick<Queues, 'webhook-fanout' | 'metrics-rollup'>,
   eventIds: string[],
+  marks?: PublishedMarks,
 ): Promise<void> {
   if (eventIds.length === 0) return;
   // Job ids = event ids: a second publication of the same event adds nothing. Consumers are
@@ -124,7 +168,8 @@ export async function publishEvents(
       eventIds.map((eventId) => ({ name: 'event', data: { eventId }, opts: opts(eventId) })),
     ),
   ]);
-  await db`update events set published_at = now() where id = any(${eventIds}) and published_at is null`;
+  if (marks) marks.add(eventIds);
+  else await markPublished(db, eventIds);
 }
 
 /** Re-publishes events recorded more than `olderThanMs` ago whose publication never happened. */

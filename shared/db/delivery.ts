@@ -40,6 +40,7 @@ export interface DeliveryEmail {
   domain_verified_at: Date | null;
   domain_track_opens: boolean | null;
   domain_track_clicks: boolean | null;
+  has_attachments: boolean;
 }
 
 export type RecipientStatus =
@@ -59,6 +60,8 @@ export interface DeliveryRecipient {
   attempt_started_at: Date | null;
   attempt_job: string | null;
   cap_day: string | null;
+  /** On the org's suppression list (org-wide or for the message's domain). */
+  suppressed: boolean;
 }
 
 export const PENDING: RecipientStatus[] = ['queued', 'sent', 'delivery_delayed'];
@@ -68,7 +71,8 @@ export async function getDeliveryEmail(db: Db, id: string): Promise<DeliveryEmai
     select e.*, o.sending_paused, o.daily_cap, o.track_opens as org_track_opens,
            o.track_clicks as org_track_clicks, o.alert_rules,
            d.name as domain_name, d.dkim_selector, d.dkim_private_key, d.verified_at as domain_verified_at,
-           d.track_opens as domain_track_opens, d.track_clicks as domain_track_clicks
+           d.track_opens as domain_track_opens, d.track_clicks as domain_track_clicks,
+           exists (select 1 from email_attachments a where a.email_id = e.id) as has_attachments
     from emails e
     join organizations o on o.id = e.org_id
     join domains d on d.id = e.domain_id
@@ -76,17 +80,27 @@ export async function getDeliveryEmail(db: Db, id: string): Promise<DeliveryEmai
   return row ?? null;
 }
 
-export async function listAttachments(db: Db, emailId: string) {
-  return await db<{ filename: string; content_type: string | null; content_id: string | null; content: Buffer }[]>`
+export interface StoredAttachment {
+  filename: string;
+  content_type: string | null;
+  content_id: string | null;
+  content: Buffer;
+}
+
+export async function listAttachments(db: Db, emailId: string): Promise<StoredAttachment[]> {
+  return await db<StoredAttachment[]>`
     select filename, content_type, content_id, content from email_attachments
     where email_id = ${emailId} order by position`;
 }
 
 export async function pendingRecipients(db: Db, emailId: string): Promise<DeliveryRecipient[]> {
   return await db<DeliveryRecipient[]>`
-    select id, email_id, field, address, email, domain, provider, status, attempts, next_attempt_at,
-           attempt_started_at, attempt_job, cap_day::text as cap_day
-    from email_recipients where email_id = ${emailId} and status = any(${PENDING}) order by id`;
+    select r.id, r.email_id, r.field, r.address, r.email, r.domain, r.provider, r.status, r.attempts,
+           r.next_attempt_at, r.attempt_started_at, r.attempt_job, r.cap_day::text as cap_day,
+           exists (select 1 from suppressions s where s.org_id = r.org_id and s.email = r.email
+                   and (s.domain_id is null or s.domain_id = e.domain_id)) as suppressed
+    from email_recipients r join emails e on e.id = r.email_id
+    where r.email_id = ${emailId} and r.status = any(${PENDING}) order by r.id`;
 }
 
 /** Takes a message from the API's hands; false when it was canceled (or already taken). */
@@ -111,15 +125,6 @@ export async function holdRecipients(db: Db, ids: string[], reason: string, unti
   await db`
     update email_recipients set wait_reason = ${reason}, next_attempt_at = ${until}, updated_at = now()
     where id = any(${ids})`;
-}
-
-/** Which of `emails` are suppressed for this org (org-wide rows or rows of `domainId`). */
-export async function findSuppressed(db: Db, orgId: string, domainId: string, emails: string[]): Promise<Set<string>> {
-  if (emails.length === 0) return new Set();
-  const rows = await db<{ email: string }[]>`
-    select distinct email from suppressions
-    where org_id = ${orgId} and email = any(${emails}) and (domain_id is null or domain_id = ${domainId})`;
-  return new Set(rows.map((r) => r.email));
 }
 
 export async function addSuppression(
