@@ -4,8 +4,9 @@
 //  3. Tern: events recorded and published → fan-out → delivery → 2xx at the receiver.
 // Prints deliveries/s, event→delivery p50/p99 (and idle p50, one event at a time) and Tern's
 // ratio to each floor. Targets: ≥ 1,500 deliveries/s, idle p50 < 50 ms.
-// Run: `npm run build && node dist/bench/webhooks.js` (BENCH_N=events, default 3000; needs
-// Postgres at DATABASE_URL's server and Redis at REDIS_URL; a scratch database is created and dropped).
+// Run: `npm run bench -- webhooks` (BENCH_N=events, default 3000; needs Postgres at
+// BENCH_DATABASE_URL's server and Redis at BENCH_REDIS_URL; a scratch database is created and
+// dropped). Not yet on alternating slices: the three measurements run once each, in order.
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
@@ -199,9 +200,11 @@ async function tern(adminUrl: string, redisUrl: string) {
   };
 }
 
-async function main(): Promise<void> {
-  const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-  const adminUrl = process.env.BENCH_ADMIN_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+export const description = 'event → webhook 2xx vs bare undici+HMAC and bare BullMQ floors';
+
+export async function run(): Promise<void> {
+  const redisUrl = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
+  const adminUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
   const undiciRate = await floorUndici();
   const bullRate = await floorBullmq(redisUrl);
   const t = await tern(adminUrl, redisUrl);
@@ -217,8 +220,3 @@ async function main(): Promise<void> {
   );
   console.log(`batch of 500 publish→all  p50 ${t.batchP50.toFixed(1)} ms  p99 ${t.batchP99.toFixed(1)} ms`);
 }
-
-main().catch((err: unknown) => {
-  console.error(err);
-  process.exit(1);
-});
