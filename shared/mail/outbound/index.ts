@@ -47,28 +47,40 @@ export class Outbound {
     // without waiting for them): a connection is never held during the caller's bookkeeping.
     const recorded: Promise<void>[] = [];
     const after = (m: OutboundMessage, r: AttemptResult) => void recorded.push(hooks.after(m, r));
+    let sendError: unknown = null;
     try {
-      let pending = [...messages];
-      let lastError: unknown = new Error(`no host to deliver ${route.domain} to`);
-      for (const target of route.targets) {
-        if (pending.length === 0) return;
-        let pc: PooledConnection;
-        try {
-          pc = await this.pool.acquire(target);
-        } catch (err) {
-          // Refused, unreachable, bad greeting: the next host by preference gets its chance.
-          lastError = err;
-          continue;
-        }
-        const { sent, broken } = await this.sendAll(pc, target.host, pending, hooks.before, after);
-        pending = pending.slice(sent);
-        await this.pool.release(pc, !broken);
-      }
-      for (const m of pending) after(m, connectionFailure(lastError, null));
-    } finally {
-      const failed = (await Promise.allSettled(recorded)).find((r) => r.status === 'rejected');
-      if (failed) throw failed.reason;
+      await this.sendToTargets(route, messages, hooks.before, after);
+    } catch (err) {
+      sendError = err;
     }
+    const failed = (await Promise.allSettled(recorded)).find((r) => r.status === 'rejected');
+    if (sendError !== null) throw sendError;
+    if (failed) throw failed.reason;
+  }
+
+  private async sendToTargets(
+    route: Route,
+    messages: OutboundMessage[],
+    before: DeliverHooks['before'],
+    after: (m: OutboundMessage, result: AttemptResult) => void,
+  ): Promise<void> {
+    let pending = [...messages];
+    let lastError: unknown = new Error(`no host to deliver ${route.domain} to`);
+    for (const target of route.targets) {
+      if (pending.length === 0) return;
+      let pc: PooledConnection;
+      try {
+        pc = await this.pool.acquire(target);
+      } catch (err) {
+        // Refused, unreachable, bad greeting: the next host by preference gets its chance.
+        lastError = err;
+        continue;
+      }
+      const { sent, broken } = await this.sendAll(pc, target.host, pending, before, after);
+      pending = pending.slice(sent);
+      await this.pool.release(pc, !broken);
+    }
+    for (const m of pending) after(m, connectionFailure(lastError, null));
   }
 
   /** Sends until done or the connection breaks; `sent` counts messages that got a result. */
