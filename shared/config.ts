@@ -35,10 +35,23 @@ export interface Config {
   outboundConnectionsPerHost: number;
   /** Delivery jobs one worker process runs at once. */
   deliveryConcurrency: number;
+  /** Seconds between runs of the delivery sweeper (DELIVERY_SWEEP_SECONDS, default 60). */
+  deliverySweepSeconds: number;
+  /** A recipient due this long with no live job is re-enqueued (DELIVERY_SWEEP_GRACE_SECONDS, 120). */
+  deliverySweepGraceSeconds: number;
   /** Largest inbound message the MX (and the HTTP intake) accepts. */
   inboundMaxBytes: number;
   /** Bearer secret of POST /api/v1/inbound/raw; null disables the HTTP intake. */
   inboundSecret: string | null;
+  /** Largest message the SMTP relay accepts, in bytes (enforced on the data stream). */
+  relayMaxBytes: number;
+  /** PEM certificate and key files of the relay; both null = a self-signed one under .data/. */
+  relayTlsCert: string | null;
+  relayTlsKey: string | null;
+  /** Implicit-TLS (SMTPS) port of the relay; null = off. */
+  relayTlsPort: number | null;
+  /** Development only: lets AUTH run on a connection without TLS. */
+  relayAllowInsecureAuth: boolean;
 }
 
 export class ConfigError extends Error {
@@ -154,6 +167,14 @@ export function loadConfig(env: Env = process.env): Config {
   if (secretKey !== '' && secretKey.length < 32) {
     throw new ConfigError('SECRET_KEY', 'must be at least 32 characters');
   }
+  const relayTlsCert = str(env, 'RELAY_TLS_CERT', '') || null;
+  const relayTlsKey = str(env, 'RELAY_TLS_KEY', '') || null;
+  if ((relayTlsCert === null) !== (relayTlsKey === null)) {
+    throw new ConfigError(
+      relayTlsCert ? 'RELAY_TLS_KEY' : 'RELAY_TLS_CERT',
+      'RELAY_TLS_CERT and RELAY_TLS_KEY go together',
+    );
+  }
   const baseUrl = (url(env, 'BASE_URL', `http://localhost:${httpPort}`, ['http:', 'https:']) ?? '').replace(/\/+$/, '');
   const mxHost = str(env, 'MX_HOST', new URL(baseUrl).hostname);
   if (!/^[A-Za-z0-9.-]{1,253}$/.test(mxHost)) {
@@ -197,7 +218,14 @@ export function loadConfig(env: Env = process.env): Config {
     deliveryPauseRecheckSeconds: positive(env, 'DELIVERY_PAUSE_RECHECK_SECONDS', 60),
     outboundConnectionsPerHost: positive(env, 'OUTBOUND_CONNECTIONS_PER_HOST', 5, true),
     deliveryConcurrency: positive(env, 'DELIVERY_CONCURRENCY', 50, true),
+    deliverySweepSeconds: positive(env, 'DELIVERY_SWEEP_SECONDS', 60),
+    deliverySweepGraceSeconds: positive(env, 'DELIVERY_SWEEP_GRACE_SECONDS', 120),
     inboundMaxBytes: Number(inboundMax),
     inboundSecret: inboundSecret || null,
+    relayMaxBytes: positive(env, 'RELAY_MAX_BYTES', 40 * 1024 * 1024, true),
+    relayTlsCert,
+    relayTlsKey,
+    relayTlsPort: env.RELAY_TLS_PORT ? port(env, 'RELAY_TLS_PORT', 0) : null,
+    relayAllowInsecureAuth: bool(env, 'RELAY_ALLOW_INSECURE_AUTH', false),
   };
 }

@@ -147,6 +147,14 @@ async function markPublished(db: Db, ids: string[]): Promise<void> {
 }
 
 /**
+ * Options of an event's jobs. Job ids = event ids: a second publication of the same event adds
+ * nothing. Consumers are idempotent by event id, so retrying a failed job is always safe.
+ */
+export function eventJobOptions(eventId: string) {
+  return { jobId: eventId, attempts: 10, backoff: { type: 'exponential', delay: 1000 } };
+}
+
+/**
  * Adds one webhook fan-out job and one metrics job per event, then marks them published (at once,
  * or through `marks` in a later batch).
  */
@@ -157,9 +165,7 @@ export async function publishEvents(
   marks?: PublishedMarks,
 ): Promise<void> {
   if (eventIds.length === 0) return;
-  // Job ids = event ids: a second publication of the same event adds nothing. Consumers are
-  // idempotent by event id, so retrying a failed job is always safe.
-  const opts = (eventId: string) => ({ jobId: eventId, attempts: 10, backoff: { type: 'exponential', delay: 1000 } });
+  const opts = eventJobOptions;
   await Promise.all([
     queues[QUEUE_NAMES.webhookFanout].addBulk(
       eventIds.map((eventId) => ({ name: 'event', data: { eventId }, opts: opts(eventId) })),

@@ -50,8 +50,9 @@ const ROWS: Row[] = [
   ['GET', '/keys', 'ADMIN', 'live', 'allow'],
   ['POST', '/keys', 'ADMIN', 'live', 'scoped'],
   ['GET', '/keys/:id', 'ADMIN', 'live', 'allow'],
-  ['DELETE', '/keys/:id', 'ADMIN', 'live', 'allow'],
-  ['POST', '/keys/:id/rotate', 'ADMIN', 'live', 'allow'],
+  // A restricted key revokes and rotates only keys restricted within its domains.
+  ['DELETE', '/keys/:id', 'ADMIN', 'live', 'scoped'],
+  ['POST', '/keys/:id/rotate', 'ADMIN', 'live', 'scoped'],
 
   // organization
   ['GET', '/organization', 'ADMIN', 'live', 'allow'],
@@ -107,6 +108,42 @@ const ROWS: Row[] = [
   // inbound (POST /inbound/raw is not here: it takes the install's INBOUND_SECRET, not an API key)
   ['GET', '/inbound', 'SEND', 'any', 'scoped'],
   ['GET', '/inbound/:id', 'SEND', 'any', 'scoped'],
+
+  // contacts (org-wide, not per domain: a restricted key may upsert (list signup, no automations),
+  // read and rename them, but not change subscriptions (checked in the handler) nor delete them)
+  ['POST', '/contacts', 'SEND', 'any', 'scoped'],
+  ['GET', '/contacts', 'SEND', 'any', 'allow'],
+  ['GET', '/contacts/:id', 'SEND', 'any', 'allow'],
+  ['PATCH', '/contacts/:id', 'SEND', 'any', 'scoped'],
+  ['DELETE', '/contacts/:id', 'FULL', 'live', 'deny'],
+  ['POST', '/contacts/:id/subscriptions', 'SEND', 'any', 'deny'],
+  ['GET', '/contacts/:id/subscriptions', 'SEND', 'any', 'allow'],
+  // Resend SDK shapes: a contact's topics, and contacts under an (ignored) audience id.
+  ['PATCH', '/contacts/:id/topics', 'SEND', 'any', 'deny'],
+  ['GET', '/contacts/:id/topics', 'SEND', 'any', 'allow'],
+  ['POST', '/audiences/:audience_id/contacts', 'SEND', 'any', 'scoped'],
+  ['GET', '/audiences/:audience_id/contacts', 'SEND', 'any', 'allow'],
+  ['GET', '/audiences/:audience_id/contacts/:id', 'SEND', 'any', 'allow'],
+  ['PATCH', '/audiences/:audience_id/contacts/:id', 'SEND', 'any', 'scoped'],
+  ['DELETE', '/audiences/:audience_id/contacts/:id', 'FULL', 'live', 'deny'],
+
+  // topics (org-wide settings: a restricted key may read them, not change them)
+  ['POST', '/topics', 'ADMIN', 'live', 'deny'],
+  ['GET', '/topics', 'ADMIN', 'live', 'allow'],
+  ['GET', '/topics/:id', 'ADMIN', 'live', 'allow'],
+  ['PATCH', '/topics/:id', 'ADMIN', 'live', 'deny'],
+  ['DELETE', '/topics/:id', 'ADMIN', 'live', 'deny'],
+
+  // segments (as topics)
+  ['POST', '/segments', 'ADMIN', 'live', 'deny'],
+  ['GET', '/segments', 'ADMIN', 'live', 'allow'],
+  ['GET', '/segments/:id', 'ADMIN', 'live', 'allow'],
+  ['PATCH', '/segments/:id', 'ADMIN', 'live', 'deny'],
+  ['DELETE', '/segments/:id', 'ADMIN', 'live', 'deny'],
+  ['GET', '/segments/:id/contacts', 'ADMIN', 'live', 'allow'],
+
+  // events (custom events for automations; not the message event log)
+  ['POST', '/events', 'SEND', 'any', 'deny', undefined, undefined, 'idempotent'],
 ];
 
 export const ROUTES: readonly RouteRule[] = ROWS.map(

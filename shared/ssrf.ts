@@ -45,12 +45,12 @@ for (const [net, bits] of [
   blocked.addSubnet(net, bits, 'ipv4');
 }
 for (const [net, bits] of [
-  ['::', 128], // unspecified
-  ['::1', 128], // loopback
+  ['::', 96], // unspecified, loopback, and IPv4-compatible (::a.b.c.d, deprecated) addresses
   ['fc00::', 7], // unique-local, includes the EC2 metadata address fd00:ec2::254
   ['fe80::', 10], // link-local
   ['ff00::', 8], // multicast
   ['64:ff9b::', 96], // NAT64: embeds an IPv4 address that may be private
+  ['64:ff9b:1::', 48], // local-use NAT64 (RFC 8215), same reason
   ['2001:db8::', 32], // documentation
 ] as const) {
   blocked.addSubnet(net, bits, 'ipv6');

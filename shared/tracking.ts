@@ -4,7 +4,8 @@
 // fires `email.clicked` (metrics count a recipient once); an unsubscribe fires once and, on a
 // live message, suppresses the address for the sending domain.
 import { randomUUID } from 'node:crypto';
-import { addUnsubscribeSuppression, getTrackingTarget, markTracked, type TrackingTarget } from './db/tracking.js';
+import { addSuppression } from './db/suppressions.js';
+import { getTrackingTarget, markTracked, type TrackingTarget } from './db/tracking.js';
 import type { Sql, TxSql } from './db/pool.js';
 import { publishEvents, recordEvents, type EventRow, type NewEvent } from './events.js';
 import type { Queues } from './queues.js';
@@ -79,10 +80,12 @@ async function applyHit(tx: TxSql, p: TrackingPayload, t: TrackingTarget): Promi
       if (t.unsubscribed_at) return [];
       await markTracked(tx, { ...ids, event: 'unsubscribed' });
       if (t.mode === 'live') {
-        await addUnsubscribeSuppression(tx, {
+        // Scoped to the sending domain; an existing row of that scope (any reason) stays as it is.
+        await addSuppression(tx, {
           orgId: t.org_id,
           email: t.recipient,
           domainId: t.domain_id,
+          reason: 'unsubscribe',
           sourceEmailId: t.email_id,
         });
       }

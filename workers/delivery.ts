@@ -13,6 +13,7 @@ import {
   leaseRecipients,
   markSent,
   pendingRecipients,
+  releaseScheduled,
   reserveCap,
   unclaimEmail,
   type DeliveryEmail,
@@ -46,12 +47,38 @@ interface JobState {
   final: number;
 }
 
+/**
+ * A scheduled message is released when its time has come. A job that fires early (the message
+ * was rescheduled later while its job was already running) re-delays itself to `scheduled_at`.
+ */
+async function releaseSchedule(deps: WorkerDeps, email: DeliveryEmail): Promise<boolean> {
+  if (email.status !== 'scheduled') return true;
+  const at = email.scheduled_at?.getTime() ?? 0;
+  if (at > Date.now() + 1000) {
+    await deps.queues.delivery.add(
+      'email',
+      { emailId: email.id },
+      { jobId: `${email.id}-${at}`, delay: at - Date.now() },
+    );
+    return false;
+  }
+  return await releaseScheduled(deps.sql, email.id);
+}
+
 async function load(deps: WorkerDeps, emailId: string) {
-  const [email, pending] = await Promise.all([
+  const [first, loadedPending] = await Promise.all([
     getDeliveryEmail(deps.sql, emailId),
     pendingRecipients(deps.sql, emailId),
   ]);
+  let email = first;
+  let pending = loadedPending;
   if (!email || email.status === 'canceled' || email.status === 'failed') return null;
+  if (email.status === 'scheduled') {
+    if (!(await releaseSchedule(deps, email))) return null;
+    email = { ...email, status: 'queued' };
+    // Its recipients were `scheduled` (not pending) when read alongside the message.
+    pending = await pendingRecipients(deps.sql, emailId);
+  }
   const soon = Date.now() + 1000;
   const due = pending.filter((r) => r.next_attempt_at === null || r.next_attempt_at.getTime() <= soon);
   return { email, pending, due };
@@ -203,8 +230,10 @@ export async function processDelivery(ctx: Ctx, job: DeliveryJob): Promise<void>
 export interface DeliveryWorkerOptions {
   worker?: Partial<WorkerOptions>;
   throttle?: ThrottleOptions;
-  /** Seconds between sweeps; 0 disables the repeatable sweep job. */
+  /** Seconds between sweeps (default DELIVERY_SWEEP_SECONDS); 0 disables the repeatable sweep job. */
   sweepEverySeconds?: number;
+  /** How often the sweep's job scheduler is re-asserted (it lives in Redis, which may lose it). */
+  rescheduleEveryMs?: number;
 }
 
 export async function startDeliveryWorker(deps: WorkerDeps, opts: DeliveryWorkerOptions = {}): Promise<Worker> {
@@ -216,7 +245,7 @@ export async function startDeliveryWorker(deps: WorkerDeps, opts: DeliveryWorker
   const worker = new Worker<DeliveryJob>(
     QUEUE_NAMES.delivery,
     async (job: Job<DeliveryJob>) => {
-      if (job.name === SWEEP_JOB) return await startSweeper.sweep(deps);
+      if (job.name === SWEEP_JOB) return await startSweeper.sweep(deps, deps.config.deliverySweepGraceSeconds);
       await processDelivery({ deps, outbound, throttle, tracker, jobId: job.id ?? job.data.emailId, marks }, job.data);
     },
     {
@@ -233,6 +262,18 @@ export async function startDeliveryWorker(deps: WorkerDeps, opts: DeliveryWorker
     outbound.close();
     void marks.flush();
   });
-  await startSweeper.schedule(deps, opts.sweepEverySeconds ?? 60);
+  const sweepEvery = opts.sweepEverySeconds ?? deps.config.deliverySweepSeconds;
+  await startSweeper.schedule(deps, sweepEvery);
+  // The repeatable sweep is itself a Redis record: a flush or failover that loses it would stop
+  // the safety net until a restart. Upserting it again is idempotent.
+  const timer = setInterval(() => {
+    startSweeper
+      .schedule(deps, sweepEvery)
+      .catch((err: unknown) =>
+        deps.logger.warn({ event: 'DELIVERY_SWEEP_SCHEDULE_FAILED', err }, 'could not re-assert the delivery sweep'),
+      );
+  }, opts.rescheduleEveryMs ?? 300_000);
+  timer.unref();
+  worker.on('closing', () => clearInterval(timer));
   return worker;
 }

@@ -11,8 +11,9 @@ import {
 } from '../shared/db/inbound.js';
 import type { Db } from '../shared/db/pool.js';
 import { recordEvents, type BounceType, type EventRow } from '../shared/events.js';
-import { classifyReply } from '../shared/mail/classify.js';
-import type { DsnRecipient, FeedbackReport } from '../shared/mail/reports.js';
+import { classifyReply, parseReply } from '../shared/mail/classify.js';
+import type { DsnRecipient, FeedbackReport, OriginalMessage } from '../shared/mail/reports.js';
+import { parseVerpAddress } from '../shared/mail/verp.js';
 
 export interface BounceVerdict {
   bounceType: BounceType;
@@ -20,16 +21,37 @@ export interface BounceVerdict {
   blocked: boolean;
 }
 
-/** RFC 3464 recipient → bounce type: the reply classifier on the status and diagnostic text. */
+/**
+ * RFC 3464 recipient → bounce type: the reply classifier on the status and diagnostic text. A
+ * generic status (Exim and Yahoo write 5.0.0) yields to the remote server's own enhanced code.
+ */
 export function classifyDsnRecipient(r: DsnRecipient): BounceVerdict {
   if (!r.status) return { bounceType: 'undetermined', detail: 'Undetermined', blocked: false };
-  const code = Number(/^\s*([245]\d\d)\b/.exec(r.diagnostic ?? '')?.[1] ?? (r.status.startsWith('5') ? 550 : 450));
-  const c = classifyReply({ code, enhanced: r.status, text: r.diagnostic ?? '' });
+  const reply = parseReply(r.diagnostic ?? '');
+  const generic = /^[245]\.0\.0$/.test(r.status);
+  const enhanced = generic && reply.enhanced?.[0] === r.status[0] ? reply.enhanced : r.status;
+  const code = reply.code >= 200 && reply.code < 600 ? reply.code : r.status.startsWith('5') ? 550 : 450;
+  const c = classifyReply({ code, enhanced, text: r.diagnostic ?? '' });
   if (r.status.startsWith('4')) {
-    // A final failure after the remote MTA's own retries: soft, with the delay type as detail.
-    return { bounceType: 'soft', detail: c.detail || 'General', blocked: c.blocked };
+    // A final failure after the remote MTA's own retries: soft; like exhausted retries of our own
+    // delivery it is General, unless the mailbox was full.
+    return { bounceType: 'soft', detail: c.detail === 'MailboxFull' ? 'MailboxFull' : 'General', blocked: c.blocked };
   }
   return { bounceType: c.bounceType ?? 'undetermined', detail: c.detail || 'Undetermined', blocked: c.blocked };
+}
+
+/**
+ * The report entry about `email`: its own entry whatever its action, else (forwarding changed the
+ * address) the first failed one. Only a `failed` entry bounces; `null` means the report changes
+ * nothing (delayed, delivered, relayed, or another recipient failed while ours is fine).
+ */
+export function pickDsnEntry(entries: DsnRecipient[], email: string): DsnRecipient | null {
+  const addr = email.toLowerCase();
+  const own = entries.find(
+    (e) => e.finalRecipient?.toLowerCase() === addr || e.originalRecipient?.toLowerCase() === addr,
+  );
+  const entry = own ?? entries.find((e) => e.action === 'failed') ?? null;
+  return entry?.action === 'failed' ? entry : null;
 }
 
 function dims(r: RecipientRef) {
@@ -50,16 +72,17 @@ function dims(r: RecipientRef) {
 /** One DSN for one VERP recipient: the matching report entry, else the first failed one. */
 export async function applyDsn(
   tx: Db,
+  orgId: string,
   recipientId: string,
   entries: DsnRecipient[],
   inboundId: string,
 ): Promise<EventRow[]> {
   const r = await findRecipient(tx, recipientId);
-  if (!r) return [];
-  const failed = entries.filter((e) => e.action === 'failed');
-  const mine =
-    failed.find((e) => (e.finalRecipient ?? e.originalRecipient ?? '').toLowerCase() === r.email) ?? failed[0];
-  if (!mine && entries.length > 0) return []; // delayed / delivered / relayed notices change nothing
+  // The token is genuine, but the bounce came in through another organization's domain.
+  if (!r || r.orgId !== orgId) return [];
+  const mine = pickDsnEntry(entries, r.email);
+  // An empty list is a bounce without a report (undetermined); otherwise only a failure counts.
+  if (!mine && entries.length > 0) return [];
   const verdict = mine
     ? classifyDsnRecipient(mine)
     : { bounceType: 'undetermined' as const, detail: 'Undetermined', blocked: false };
@@ -92,22 +115,47 @@ export async function applyDsn(
 
 const COMPLAINT_TYPES = new Set(['abuse', 'fraud', 'other']);
 
-/** An ARF report: the VERP recipient, else the original Message-ID and Original-Rcpt-To. */
+/**
+ * The recipient an ARF report is about, first match wins: the envelope VERP token; a VERP token
+ * in Original-Mail-From or in the returned copy's Return-Path (Microsoft JMRP and AOL redact the
+ * recipient); the original Message-ID with Original-Rcpt-To; the Message-ID alone when that
+ * message had one recipient. Every candidate must belong to the organization the report came to.
+ */
+async function complainedRecipient(
+  tx: Db,
+  orgId: string,
+  envelopeRecipientId: string | null,
+  report: { feedback: FeedbackReport; original: OriginalMessage },
+  secret: string,
+): Promise<RecipientRef | null> {
+  const tokens = [envelopeRecipientId];
+  for (const addr of [report.feedback.originalMailFrom, report.original.returnPath]) {
+    tokens.push(addr ? parseVerpAddress(addr, secret) : null);
+  }
+  for (const id of tokens) {
+    const r = id ? await findRecipient(tx, id) : null;
+    if (r && r.orgId === orgId) return r;
+  }
+  const messageId = report.original.messageId;
+  if (!messageId) return null;
+  const id = await findRecipientByMessage(tx, orgId, messageId, report.feedback.originalRcptTo);
+  const r = id ? await findRecipient(tx, id) : null;
+  return r && r.orgId === orgId ? r : null;
+}
+
+/** An ARF report of a complaint (abuse, fraud, other); not-spam and virus reports change nothing. */
 export async function applyArf(
   tx: Db,
   orgId: string,
-  recipientId: string | null,
-  feedback: FeedbackReport,
-  originalMessageId: string | null,
+  envelopeRecipientId: string | null,
+  report: { feedback: FeedbackReport; original: OriginalMessage },
   inboundId: string,
+  secret: string,
 ): Promise<EventRow[]> {
+  const feedback = report.feedback;
   if (!COMPLAINT_TYPES.has(feedback.feedbackType)) return [];
-  let id = recipientId;
-  if (!id && originalMessageId && feedback.originalRcptTo) {
-    id = await findRecipientByMessage(tx, orgId, originalMessageId, feedback.originalRcptTo);
-  }
-  const r = id ? await findRecipient(tx, id) : null;
-  if (!r || r.orgId !== orgId) return [];
+  const r = await complainedRecipient(tx, orgId, envelopeRecipientId, report, secret);
+  if (!r) return [];
   const rows = await recordEvents(tx, [
     {
       ...dims(r),

@@ -19,7 +19,7 @@ import {
 import type { Db } from '../shared/db/pool.js';
 import { publishEvents, recordEvents, type EventRow } from '../shared/events.js';
 import { parseVerpToken } from '../shared/mail/verp.js';
-import { detectReport, isAutoReply } from '../shared/mail/reports.js';
+import { detectReport, isAutoReply, looksLikeBounce } from '../shared/mail/reports.js';
 import { QUEUE_NAMES, type InboundJob } from '../shared/queues.js';
 import { recordTrackingHit } from '../shared/tracking.js';
 import type { WorkerDeps } from './deps.js';
@@ -52,25 +52,41 @@ async function thread(db: Db, orgId: string, orgDomains: string[], mail: ParsedM
   return null;
 }
 
+/** Postgres text and jsonb refuse NUL characters, which binary garbage in a message carries. */
+function clean(s: string): string;
+function clean(s: string | null | undefined): string | null;
+function clean(s: string | null | undefined): string | null {
+  return s == null ? null : s.replaceAll('\u0000', '');
+}
+
 function baseFields(mail: ParsedMail): Omit<ParsedInbound, 'orgId' | 'domainId' | 'kind' | 'emailId'> {
   return {
-    fromAddress: addresses(mail.from)[0] ?? null,
-    to: addresses(mail.to),
-    cc: addresses(mail.cc),
-    subject: mail.subject ?? null,
-    text: mail.text ?? null,
-    html: typeof mail.html === 'string' ? mail.html : null,
-    headers: mail.headerLines.map((h) => ({ key: h.key, value: h.line.slice(h.line.indexOf(':') + 1).trim() })),
-    messageId: mail.messageId ? bare(mail.messageId) : null,
-    inReplyTo: mail.inReplyTo ? bare(mail.inReplyTo) : null,
+    fromAddress: clean(addresses(mail.from)[0]),
+    to: addresses(mail.to).map((a) => clean(a)),
+    cc: addresses(mail.cc).map((a) => clean(a)),
+    subject: clean(mail.subject),
+    text: clean(mail.text),
+    html: typeof mail.html === 'string' ? clean(mail.html) : null,
+    headers: mail.headerLines.map((h) => ({
+      key: clean(h.key),
+      value: clean(h.line.slice(h.line.indexOf(':') + 1).trim()),
+    })),
+    messageId: mail.messageId ? clean(bare(mail.messageId)) : null,
+    inReplyTo: mail.inReplyTo ? clean(bare(mail.inReplyTo)) : null,
     autoReply: isAutoReply(mail),
     attachments: mail.attachments.map((a) => ({
-      filename: a.filename ?? null,
-      contentType: a.contentType,
-      contentId: a.cid ?? null,
+      filename: clean(a.filename),
+      contentType: clean(a.contentType),
+      contentId: clean(a.cid),
       content: a.content,
     })),
   };
+}
+
+/** SQLSTATE classes that no retry can fix: data exceptions (22) and program limits (54). */
+function isPermanentDbError(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^(22|54)/.test(code);
 }
 
 /** Recipients named by envelope tokens: b+<token> (VERP return path) or u+<token> (unsubscribe). */
@@ -97,13 +113,35 @@ export async function processInbound(deps: WorkerDeps, inboundId: string): Promi
     await markInboundFailed(deps.sql, inboundId, 'no organization: no recipient matched a verified domain');
     return [];
   }
+  let mail: ParsedMail;
+  try {
+    // keepDeliveryStatus: the delivery-status part stays an attachment instead of body text.
+    mail = await simpleParser(row.raw, { keepDeliveryStatus: true } as SimpleParserOptions);
+  } catch (err) {
+    // The same bytes fail the same way next time: record why and do not retry.
+    await markInboundFailed(deps.sql, inboundId, `unparseable message: ${(err as Error).message}`);
+    return [];
+  }
+  try {
+    return await handleParsed(deps, { ...row, org_id: row.org_id }, mail);
+  } catch (err) {
+    if (!isPermanentDbError(err)) throw err;
+    await markInboundFailed(deps.sql, inboundId, `cannot store the parsed message: ${(err as Error).message}`);
+    throw new UnrecoverableError((err as Error).message);
+  }
+}
+
+async function handleParsed(
+  deps: WorkerDeps,
+  row: InboundRow & { raw: Buffer; org_id: string },
+  mail: ParsedMail,
+): Promise<EventRow[]> {
+  const inboundId = row.id;
   const orgId = row.org_id;
-  // keepDeliveryStatus: the delivery-status part stays an attachment instead of body text.
-  const mail = await simpleParser(row.raw, { keepDeliveryStatus: true } as SimpleParserOptions);
   const fields = baseFields(mail);
   const verp = tokenRecipients(row, deps.config.secretKey, 'b');
   const unsubscribes = tokenRecipients(row, deps.config.secretKey, 'u');
-  const report = detectReport(mail);
+  const report = detectReport(mail, row.raw);
 
   if (unsubscribes.length > 0 && !report) return await unsubscribeByMail(deps, inboundId, row, fields, unsubscribes);
   const events = await deps.sql.begin(async (tx) => {
@@ -112,16 +150,18 @@ export async function processInbound(deps: WorkerDeps, inboundId: string): Promi
       let kind: ParsedInbound['kind'] = 'dropped';
       if (report?.kind === 'dsn') {
         kind = 'bounce';
-        for (const id of verp) out.push(...(await applyDsn(tx, id, report.recipients, inboundId)));
+        for (const id of verp) out.push(...(await applyDsn(tx, orgId, id, report.recipients, inboundId)));
       } else if (report?.kind === 'arf') {
         kind = 'complaint';
         for (const id of verp.length ? verp : [null]) {
-          out.push(...(await applyArf(tx, orgId, id, report.feedback, report.originalMessageId, inboundId)));
+          out.push(...(await applyArf(tx, orgId, id, report, inboundId, deps.config.secretKey)));
         }
-      } else if (verp.length > 0) {
-        // A non-report message to a VERP address (e.g. an old-style bounce): keep it, fire nothing.
-        kind = 'dropped';
+      } else if (looksLikeBounce(mail)) {
+        // A bounce without a delivery-status part: the recipient is known, the reason is not.
+        kind = 'bounce';
+        for (const id of verp) out.push(...(await applyDsn(tx, orgId, id, [], inboundId)));
       }
+      // Anything else to a VERP address (an out-of-office reply) is kept and fires nothing.
       await saveParsedInbound(tx, inboundId, { ...fields, orgId, domainId: row.domain_id, kind, emailId: null });
       return out;
     }
@@ -172,7 +212,14 @@ async function unsubscribeByMail(
   return [];
 }
 
-export function startInboundWorker(deps: WorkerDeps, opts: { sweepEveryMs?: number } = {}): Worker<InboundJob> {
+export interface InboundWorkerOptions {
+  /** How often the sweeper looks for stored messages without a job. */
+  sweepEveryMs?: number;
+  /** How old a stored message must be before the sweeper takes it for lost. */
+  staleAfterMs?: number;
+}
+
+export function startInboundWorker(deps: WorkerDeps, opts: InboundWorkerOptions = {}): Worker<InboundJob> {
   const log = deps.logger.child({ queue: QUEUE_NAMES.inbound });
   const worker = new Worker<InboundJob>(
     QUEUE_NAMES.inbound,
@@ -190,7 +237,7 @@ export function startInboundWorker(deps: WorkerDeps, opts: { sweepEveryMs?: numb
   });
   worker.on('error', (err) => log.error({ event: 'INBOUND_WORKER_ERROR', err }, 'inbound worker error'));
   const timer = setInterval(() => {
-    staleStoredInbound(deps.sql, 60_000, 500)
+    staleStoredInbound(deps.sql, opts.staleAfterMs ?? 60_000, 500)
       .then((ids) => (ids.length ? enqueueInbound({ queues: deps.queues, logger: log }, ids) : undefined))
       .catch((err: unknown) => log.warn({ event: 'INBOUND_SWEEP_FAILED', err }, 'inbound sweep failed'));
   }, opts.sweepEveryMs ?? 60_000);

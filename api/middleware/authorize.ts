@@ -45,7 +45,7 @@ export function authorize(rule: RouteRule): Koa.Middleware<ApiState, ApiCustom> 
     if (rule.tier !== 'ANY' && !permits(auth.key.permission, rule.tier)) {
       throw new ApiError(
         'forbidden',
-        `${rule.method} ${rule.path} requires a ${rule.tier} key${rule.tier === 'ADMIN' ? '' : ' or higher'}; this key is ${auth.key.permission}`,
+        `${rule.method} ${rule.path} requires ${rule.tier === 'ADMIN' ? 'an ADMIN key' : `a ${rule.tier} key or higher`}; this key is ${auth.key.permission}`,
       );
     }
     if (rule.liveOnly && auth.key.mode !== 'live') {

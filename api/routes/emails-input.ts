@@ -132,7 +132,7 @@ function decodeAttachments(where: string, emailId: string, body: SendEmailBody):
 }
 
 /** Checks the from address against the org's domains and the key's restriction. */
-function fromDomain(where: string, auth: AuthContext, from: Mailbox) {
+export function fromDomain(where: string, auth: AuthContext, from: Mailbox) {
   const domain = auth.domains.find((d) => d.name === from.domain);
   if (isRestricted(auth) && (!domain || !auth.key.domainIds.includes(domain.id))) {
     throw new ApiError('forbidden_domain', `This key may not send from ${from.domain}`);

@@ -1,13 +1,18 @@
 // The literal list of route handler sets. Each key must match a row of shared/permissions.ts.
 import type { Handlers } from '../types.js';
+import { subscriptionHandlers } from './contact-subscriptions.js';
+import { contactHandlers } from './contacts.js';
 import { domainHandlers } from './domains.js';
 import { emailHandlers } from './emails.js';
+import { eventHandlers } from './events.js';
 import { inboundHandlers } from './inbound.js';
 import { keyHandlers } from './keys.js';
 import { metricsHandlers } from './metrics.js';
 import { organizationHandlers } from './organization.js';
+import { segmentHandlers } from './segments.js';
 import { suppressionHandlers } from './suppressions.js';
 import { templateHandlers } from './templates.js';
+import { topicHandlers } from './topics.js';
 import { webhookHandlers } from './webhooks.js';
 
 export const allHandlers: Handlers = {
@@ -20,4 +25,9 @@ export const allHandlers: Handlers = {
   ...suppressionHandlers,
   ...templateHandlers,
   ...webhookHandlers,
+  ...contactHandlers,
+  ...subscriptionHandlers,
+  ...topicHandlers,
+  ...segmentHandlers,
+  ...eventHandlers,
 };

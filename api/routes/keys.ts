@@ -58,6 +58,20 @@ function resolveDomains(auth: AuthContext, refs: string[]): string[] {
   return ids;
 }
 
+/**
+ * A domain-restricted key acts only on keys restricted within its own domains: rotating an
+ * unrestricted key would hand it that key's token, and with it every domain of the org.
+ */
+function requireWithinScope(auth: AuthContext, k: KeyRow, action: string): void {
+  if (!isRestricted(auth)) return;
+  if (k.domain_ids.length === 0 || k.domain_ids.some((id) => !auth.key.domainIds.includes(id))) {
+    throw new ApiError(
+      'forbidden_domain',
+      `A domain-restricted key can only ${action} keys restricted to its own domains`,
+    );
+  }
+}
+
 export const keyHandlers: Handlers = {
   'GET /keys/me': async (ctx) => {
     const { key } = ctx.state.auth;
@@ -118,7 +132,10 @@ export const keyHandlers: Handlers = {
 
   'DELETE /keys/:id': async (ctx) => {
     const auth = ctx.state.auth;
-    const key = await revokeKey(ctx.deps.sql, auth.org.id, ctx.params.id!);
+    const target = await getKey(ctx.deps.sql, auth.org.id, ctx.params.id!);
+    if (!target) throw notFound('API key');
+    requireWithinScope(auth, target, 'revoke');
+    const key = await revokeKey(ctx.deps.sql, auth.org.id, target.id);
     if (!key) throw notFound('API key');
     await ctx.deps.auth.invalidateKey(key.id);
     ctx.body = { ...render(auth, key), deleted: true };
@@ -133,6 +150,7 @@ export const keyHandlers: Handlers = {
     if (key.permission === 'ADMIN') {
       throw new ApiError('forbidden', 'ADMIN keys are rotated in the console, not through the API');
     }
+    requireWithinScope(auth, key, 'rotate');
     if (key.revoked_at) throw new ApiError('invalid_state', 'A revoked key cannot be rotated');
     const t = mintToken(config.brand, key.mode);
     const expiresAt = await sql.begin((tx) => rotateKeyToken(tx, key.id, t, body.expires_in));

@@ -52,12 +52,15 @@ async function clickRedirect(ctx: ApiContext): Promise<void> {
   const p = tokenOf(ctx, 'c');
   if (!p || !p.url) return notFound(ctx);
   await recordQuietly(ctx, p);
+  // The href as written may hold what a header cannot (a line break, non-Latin-1 text): the
+  // parsed form is what a browser would follow, and always a valid Location value.
+  const location = new URL(p.url).href;
   ctx.set('Cache-Control', 'no-store');
   ctx.set('Referrer-Policy', 'no-referrer');
   ctx.status = 302;
-  ctx.set('Location', p.url);
+  ctx.set('Location', location);
   ctx.type = 'text/plain; charset=utf-8';
-  ctx.body = `Redirecting to ${p.url}\n`;
+  ctx.body = `Redirecting to ${location}\n`;
 }
 
 function htmlPage(ctx: ApiContext, status: number, html: string): void {

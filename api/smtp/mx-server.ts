@@ -16,6 +16,12 @@ export interface MxDeps {
   sql: Sql;
   queues: Pick<Queues, 'inbound'>;
   logger: Logger;
+  /**
+   * How long the 250 waits for the enqueue (default 2 s). The row is already durable; with Redis
+   * down the job would wait for a connection forever, so the reply goes out and the sweeper
+   * enqueues the row later.
+   */
+  enqueueWaitMs?: number;
 }
 
 interface Envelope {
@@ -89,7 +95,10 @@ async function store(deps: MxDeps, session: SMTPServerSession, raw: Buffer): Pro
       deps.logger.error({ event: 'INBOUND_STORE_FAILED', err }, 'could not store inbound message');
       throw new SmtpError(451, '4.3.0 Could not store the message, try again later');
     });
-  await enqueueInbound(deps, ids);
+  let timer: NodeJS.Timeout | undefined;
+  const waited = new Promise<void>((resolve) => (timer = setTimeout(resolve, deps.enqueueWaitMs ?? 2000)));
+  await Promise.race([enqueueInbound(deps, ids), waited]);
+  clearTimeout(timer);
   return ids;
 }
 

@@ -32,15 +32,30 @@ export interface Child {
   stop(): Promise<void>;
 }
 
-/** Starts a server entry with PORT set, waits until it accepts connections. */
-export async function startServer(relative: string, env: Record<string, string>): Promise<Child> {
-  const port = await freePort();
+/** Spawns an entry; stop() sends SIGTERM, then SIGKILL after 10 s, and waits for the exit. */
+function spawnEntry(relative: string, env: Record<string, string>): { child: ChildProcess; stop(): Promise<void> } {
   const args = [...(fromSource ? ['--import', 'tsx'] : []), entry(relative)];
   const child: ChildProcess = spawn(process.execPath, args, {
-    env: { ...process.env, ...env, PORT: String(port) },
+    env: { ...process.env, ...env },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  return {
+    child,
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+/** Starts a server entry with PORT set, waits until it accepts connections. */
+export async function startServer(relative: string, env: Record<string, string>): Promise<Child> {
+  const port = await freePort();
+  const { child, stop } = spawnEntry(relative, { ...env, PORT: String(port) });
   const deadline = Date.now() + 30_000;
   while (!(await accepts(port))) {
     if (child.exitCode !== null) throw new Error(`bench: ${relative} exited with ${child.exitCode}`);
@@ -50,17 +65,7 @@ export async function startServer(relative: string, env: Record<string, string>)
     }
     await new Promise((r) => setTimeout(r, 100));
   }
-  return {
-    port,
-    url: `http://127.0.0.1:${port}`,
-    async stop() {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-      await exited;
-      clearTimeout(timer);
-    },
-  };
+  return { port, url: `http://127.0.0.1:${port}`, stop };
 }
 
 /**
@@ -114,4 +119,9 @@ function accepts(port: number): Promise<boolean> {
     });
     s.once('error', () => resolve(false));
   });
+}
+
+/** Starts an entry that listens on no port (a worker). */
+export function startProcess(relative: string, env: Record<string, string>): Omit<Child, 'port' | 'url'> {
+  return { stop: spawnEntry(relative, env).stop };
 }

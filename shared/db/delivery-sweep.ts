@@ -2,24 +2,26 @@
 import type { Db } from './pool.js';
 
 /**
- * Messages with a recipient that should be moving but may have no job: due (or never scheduled)
- * for longer than `graceSeconds`, and not held by an attempt younger than `leaseSeconds`.
+ * Messages with a recipient that should be moving but may have lost its job: due (or never
+ * scheduled) for longer than `graceSeconds`, and not held by an attempt younger than
+ * `leaseSeconds`. `due` is when its job was meant to run (the id of a retry or hold job is
+ * `<email id>-<due ms>`), null for the API's first job (id = email id).
  */
 export async function findStuckEmails(
   db: Db,
   graceSeconds: number,
   leaseSeconds: number,
   limit = 500,
-): Promise<string[]> {
-  const rows = await db<{ id: string }[]>`
-    select distinct e.id from emails e
+): Promise<{ id: string; due: Date | null }[]> {
+  return await db<{ id: string; due: Date | null }[]>`
+    select e.id, coalesce(min(r.next_attempt_at), e.scheduled_at) as due from emails e
     join email_recipients r on r.email_id = e.id
     where e.status in ('scheduled', 'queued', 'processing', 'sent')
-      and r.status in ('queued', 'sent', 'delivery_delayed')
+      and r.status in ('scheduled', 'queued', 'sent', 'delivery_delayed')
       and coalesce(r.next_attempt_at, e.scheduled_at, e.created_at) < now() - make_interval(secs => ${graceSeconds})
       and (r.attempt_started_at is null or r.attempt_started_at < now() - make_interval(secs => ${leaseSeconds}))
+    group by e.id
     limit ${limit}`;
-  return rows.map((r) => r.id);
 }
 
 /** Live sends and bounces/complaints of an org over the last `days` days. */

@@ -1,7 +1,6 @@
 // SQL of the delivery engine: loading a message for delivery, claiming it, per-recipient
 // attempt bookkeeping (recorded before and after SMTP), daily caps, the sweeper's look-up and
-// the alert-rule counts. Suppression look-ups live here until shared/db/suppressions.ts lands.
-import { newId } from '../ids.js';
+// the alert-rule counts. Suppressions are shared/db/suppressions.ts.
 import type { Db, Sql } from './pool.js';
 
 export interface DeliveryEmail {
@@ -97,7 +96,7 @@ export async function pendingRecipients(db: Db, emailId: string): Promise<Delive
   return await db<DeliveryRecipient[]>`
     select r.id, r.email_id, r.field, r.address, r.email, r.domain, r.provider, r.status, r.attempts,
            r.next_attempt_at, r.attempt_started_at, r.attempt_job, r.cap_day::text as cap_day,
-           exists (select 1 from suppressions s where s.org_id = r.org_id and s.email = r.email
+           exists (select 1 from suppressions s where s.org_id = r.org_id and s.email = lower(r.email)
                    and (s.domain_id is null or s.domain_id = e.domain_id)) as suppressed
     from email_recipients r join emails e on e.id = r.email_id
     where r.email_id = ${emailId} and r.status = any(${PENDING}) order by r.id`;
@@ -109,6 +108,22 @@ export async function claimEmail(db: Db, id: string): Promise<boolean> {
     update emails set status = 'processing', updated_at = now()
     where id = ${id} and status in ('scheduled', 'queued') returning id`;
   return rows.length === 1;
+}
+
+/**
+ * A scheduled message whose time has come: its recipients become `queued` (the scheduled wait
+ * reason cleared) and so does the message, unless it was canceled meanwhile. True when released.
+ */
+export async function releaseScheduled(sql: Sql, id: string): Promise<boolean> {
+  return await sql.begin(async (tx) => {
+    const rows = await tx`
+      update emails set status = 'queued', updated_at = now() where id = ${id} and status = 'scheduled' returning id`;
+    if (rows.length === 0) return false;
+    await tx`
+      update email_recipients set status = 'queued', wait_reason = null, updated_at = now()
+      where email_id = ${id} and status = 'scheduled'`;
+    return true;
+  });
 }
 
 /** Gives a held message back (cancelable again) when none of its recipients was handed over. */
@@ -125,22 +140,6 @@ export async function holdRecipients(db: Db, ids: string[], reason: string, unti
   await db`
     update email_recipients set wait_reason = ${reason}, next_attempt_at = ${until}, updated_at = now()
     where id = any(${ids})`;
-}
-
-export async function addSuppression(
-  db: Db,
-  s: {
-    orgId: string;
-    email: string;
-    domainId: string | null;
-    reason: 'hard_bounce' | 'complaint';
-    sourceEmailId: string;
-  },
-): Promise<void> {
-  await db`
-    insert into suppressions (id, org_id, email, domain_id, reason, source_email_id)
-    values (${newId('sup')}, ${s.orgId}, ${s.email.toLowerCase()}, ${s.domainId}, ${s.reason}, ${s.sourceEmailId})
-    on conflict do nothing`;
 }
 
 /**
@@ -240,10 +239,16 @@ export async function finishEmail(db: Db, emailId: string): Promise<void> {
       and not exists (select 1 from email_recipients where email_id = ${emailId} and status in ('queued', 'scheduled'))`;
 }
 
-/** When the message's next waiting recipient (retry or hold) is due, or null when none waits. */
+/**
+ * When the message's next waiting recipient (retry or hold) is due, or null when none waits.
+ * A retry time that already passed counts too: a job delivering to many recipients can outlive
+ * the first one's short back-off, and skipping it would leave that recipient to the sweeper.
+ * Recipients with an attempt in flight are another job's business.
+ */
 export async function nextDue(db: Db, emailId: string): Promise<Date | null> {
   const [row] = await db<{ due: Date | null }[]>`
     select min(next_attempt_at) as due from email_recipients
-    where email_id = ${emailId} and status = any(${PENDING}) and next_attempt_at > now()`;
+    where email_id = ${emailId} and status = any(${PENDING}) and next_attempt_at is not null
+      and attempt_started_at is null`;
   return row?.due ?? null;
 }

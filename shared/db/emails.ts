@@ -32,6 +32,9 @@ export interface NewEmail {
   message_id: string;
   status: 'scheduled' | 'queued';
   scheduled_at: Date | null;
+  /** Set by the SMTP relay only: 'smtp' and the message as its client wrote it. */
+  source?: 'api' | 'smtp';
+  raw_mime?: Buffer | null;
 }
 
 export interface NewRecipient {

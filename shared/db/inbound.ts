@@ -153,18 +153,22 @@ export async function findRecipient(db: Db, recipientId: string): Promise<Recipi
   return row ?? null;
 }
 
-/** The recipient `address` of the organization's message with that Message-ID (ARF fallback). */
+/**
+ * The recipient `address` of the organization's message with that Message-ID (ARF fallback);
+ * without an address, the message's recipient only when it had exactly one.
+ */
 export async function findRecipientByMessage(
   db: Db,
   orgId: string,
   messageId: string,
-  address: string,
+  address: string | null,
 ): Promise<string | null> {
-  const [row] = await db<{ id: string }[]>`
+  const rows = await db<{ id: string }[]>`
     select r.id from email_recipients r join emails e on e.id = r.email_id
-    where e.org_id = ${orgId} and e.message_id = ${messageId} and r.email = ${address.toLowerCase()}
-    limit 1`;
-  return row?.id ?? null;
+    where e.org_id = ${orgId} and e.message_id = ${messageId}
+      ${address ? db`and r.email = ${address.toLowerCase()}` : db``}
+    order by r.id limit 2`;
+  return rows.length === 1 || (address && rows[0]) ? rows[0]!.id : null;
 }
 
 export async function markRecipientBounced(db: Db, recipientId: string, reply: string | null): Promise<void> {

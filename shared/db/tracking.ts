@@ -1,6 +1,5 @@
 // SQL for tracking hits: the message and recipient a token names (with the metrics dimensions
-// copied onto events), first-time stamps, and the suppression an unsubscribe adds.
-import { newId } from '../ids.js';
+// copied onto events) and first-time stamps.
 import type { Mode } from '../keys.js';
 import type { Db } from './pool.js';
 
@@ -50,18 +49,4 @@ export async function markTracked(
   await db`
     update emails set last_event = ${t.event}, last_event_at = now(), updated_at = now()
     where id = ${t.emailId}`;
-}
-
-/**
- * Adds an `unsubscribe` suppression for the address, scoped to the sending domain. An existing
- * suppression of the same scope (any reason) is kept as it is.
- */
-export async function addUnsubscribeSuppression(
-  db: Db,
-  s: { orgId: string; email: string; domainId: string; sourceEmailId: string },
-): Promise<void> {
-  await db`
-    insert into suppressions (id, org_id, email, domain_id, reason, source_email_id)
-    values (${newId('sup')}, ${s.orgId}, ${s.email.toLowerCase()}, ${s.domainId}, 'unsubscribe', ${s.sourceEmailId})
-    on conflict do nothing`;
 }

@@ -26,3 +26,21 @@ export async function loadEventForWebhook(db: Db, eventId: string): Promise<Even
     where ev.id = ${eventId}`;
   return row ?? null;
 }
+
+/** Marks the event's fan-out done; call in the transaction that inserts its deliveries. */
+export async function markEventFannedOut(db: Db, eventId: string): Promise<void> {
+  await db`update events set webhooks_fanned_at = now() where id = ${eventId} and webhooks_fanned_at is null`;
+}
+
+/**
+ * Events published more than `olderThanMs` ago that were never fanned out: their fan-out job
+ * was lost (Redis flush or failover) or gave up. The fan-out sweeper enqueues them again.
+ */
+export async function unfannedEventIds(db: Db, olderThanMs: number, limit: number): Promise<string[]> {
+  const rows = await db<{ id: string }[]>`
+    select id from events
+    where webhooks_fanned_at is null
+      and published_at < now() - make_interval(secs => ${olderThanMs / 1000})
+    order by published_at limit ${limit}`;
+  return rows.map((r) => r.id);
+}

@@ -116,7 +116,21 @@ export interface DkimKey {
   privateKey: string;
 }
 
+// nodemailer's default list (RFC 4871 §5.5) plus List-Unsubscribe-Post: RFC 8058 §4 requires a
+// valid DKIM signature to cover both unsubscribe headers, or one-click is not offered.
+const SIGNED_FIELDS = [
+  'From:Sender:Reply-To:Subject:Date:Message-ID:To:Cc:MIME-Version:Content-Type:Content-Transfer-Encoding',
+  'Content-ID:Content-Description:Resent-Date:Resent-From:Resent-Sender:Resent-To:Resent-Cc:Resent-Message-ID',
+  'In-Reply-To:References:List-Id:List-Help:List-Unsubscribe:List-Unsubscribe-Post:List-Subscribe:List-Post',
+  'List-Owner:List-Archive',
+].join(':');
+
 export async function signDkim(raw: Buffer, key: DkimKey): Promise<Buffer> {
-  const signer = new DKIM({ domainName: key.domain, keySelector: key.selector, privateKey: key.privateKey });
+  const signer = new DKIM({
+    domainName: key.domain,
+    keySelector: key.selector,
+    privateKey: key.privateKey,
+    headerFieldNames: SIGNED_FIELDS,
+  });
   return await collect(signer.sign(raw));
 }

@@ -94,50 +94,127 @@ export function parseFeedbackReport(text: string): FeedbackReport {
   };
 }
 
+/** What a report tells about the returned original: its Message-ID and its envelope sender. */
+export interface OriginalMessage {
+  messageId: string | null;
+  /** The Return-Path of the returned copy: Tern's VERP address when the reporter kept it. */
+  returnPath: string | null;
+}
+
 export type MailReport =
-  | { kind: 'dsn'; recipients: DsnRecipient[]; originalMessageId: string | null }
-  | { kind: 'arf'; feedback: FeedbackReport; originalMessageId: string | null };
+  | { kind: 'dsn'; recipients: DsnRecipient[]; original: OriginalMessage }
+  | { kind: 'arf'; feedback: FeedbackReport; original: OriginalMessage };
+
+const ORIGINAL_TYPES = new Set(['message/rfc822', 'text/rfc822-headers', 'message/global', 'message/global-headers']);
+const MAX_PARTS = 50;
 
 function contentText(a: { content: Buffer | string }): string {
   return typeof a.content === 'string' ? a.content : a.content.toString('utf8');
 }
 
-/** The Message-ID of the returned original (message/rfc822 or text/rfc822-headers part). */
-function originalMessageId(mail: ParsedMail): string | null {
+function decodeQuotedPrintable(body: string): string {
+  const bytes = body
+    .replace(/=\r?\n/g, '')
+    .replace(/=([0-9A-Fa-f]{2})/g, (_, h: string) => String.fromCharCode(parseInt(h, 16)));
+  return Buffer.from(bytes, 'latin1').toString('utf8');
+}
+
+/**
+ * The top-level parts of a multipart/report, straight from the raw message. mailparser folds an
+ * inline message/rfc822 part (Yahoo, AOL and Microsoft feedback reports) into the body, so the
+ * returned original is looked up here, not among mailparser's attachments.
+ */
+export function reportParts(raw: Buffer | string, boundary: string): { type: string; body: string }[] {
+  const text = typeof raw === 'string' ? raw : raw.toString('utf8');
+  const delimiter = `--${boundary}`;
+  const chunks = text.split(/\r?\n/).reduce<string[][]>(
+    (acc, line) => {
+      if (line.startsWith(delimiter)) {
+        if (line.startsWith(`${delimiter}--`)) acc.push(['\u0000end']);
+        else acc.push([]);
+      } else acc[acc.length - 1]!.push(line);
+      return acc;
+    },
+    [[]],
+  );
+  const parts: { type: string; body: string }[] = [];
+  for (const lines of chunks.slice(1, MAX_PARTS + 1)) {
+    if (lines[0] === '\u0000end') break;
+    const blank = lines.findIndex((l) => l.trim() === '');
+    const head = parseFieldBlock(lines.slice(0, blank < 0 ? lines.length : blank).join('\n'));
+    let body = blank < 0 ? '' : lines.slice(blank + 1).join('\r\n');
+    const cte = (head['content-transfer-encoding'] ?? '').toLowerCase().trim();
+    if (cte === 'base64') body = Buffer.from(body.replace(/\s+/g, ''), 'base64').toString('utf8');
+    else if (cte === 'quoted-printable') body = decodeQuotedPrintable(body);
+    const type = (head['content-type'] ?? 'text/plain').split(';', 1)[0]!.trim().toLowerCase();
+    parts.push({ type, body });
+  }
+  return parts;
+}
+
+function angleAddr(value: string | undefined): string | null {
+  if (!value) return null;
+  const m = /<([^<>\s]*)>/.exec(value);
+  const v = (m ? m[1]! : value).trim();
+  return v || null;
+}
+
+function originalFrom(texts: string[]): OriginalMessage {
+  for (const text of texts) {
+    const head = text.replace(/^(\r?\n)+/, '').split(/\r?\n\r?\n/, 1)[0] ?? '';
+    const f = parseFieldBlock(head);
+    if (f['message-id'] || f['return-path']) {
+      return { messageId: angleAddr(f['message-id']), returnPath: angleAddr(f['return-path']) };
+    }
+  }
+  return { messageId: null, returnPath: null };
+}
+
+function boundaryOf(mail: ParsedMail): string | null {
+  const ct = mail.headers.get('content-type') as { params?: Record<string, string> } | string | undefined;
+  return typeof ct === 'object' && ct.params?.boundary ? ct.params.boundary : null;
+}
+
+/** The returned original: a mailparser attachment, else the raw report part. */
+function originalMessage(mail: ParsedMail, raw: Buffer | string | null): OriginalMessage {
+  const texts = mail.attachments.filter((a) => ORIGINAL_TYPES.has(a.contentType.toLowerCase())).map(contentText);
+  const boundary = raw ? boundaryOf(mail) : null;
+  if (raw && boundary) {
+    for (const p of reportParts(raw, boundary)) if (ORIGINAL_TYPES.has(p.type)) texts.push(p.body);
+  }
+  return originalFrom(texts);
+}
+
+/**
+ * Recognises a DSN or an ARF report in a parsed message; null for anything else. `raw` (the
+ * message as received) lets the returned original be found where mailparser inlined it.
+ */
+export function detectReport(mail: ParsedMail, raw: Buffer | string | null = null): MailReport | null {
   for (const a of mail.attachments) {
     const type = a.contentType.toLowerCase();
-    if (
-      type === 'message/rfc822' ||
-      type === 'text/rfc822-headers' ||
-      type === 'message/global' ||
-      type === 'message/global-headers'
-    ) {
-      const head = contentText(a).split(/\r?\n\r?\n/, 1)[0] ?? '';
-      const id = parseFieldBlock(head)['message-id'];
-      const m = id ? /<([^<>\s]+)>/.exec(id) : null;
-      if (m) return m[1]!;
-      if (id) return id.trim();
+    if (type === 'message/delivery-status' || type === 'message/global-delivery-status') {
+      return { kind: 'dsn', recipients: parseDeliveryStatus(contentText(a)), original: originalMessage(mail, raw) };
+    }
+    if (type === 'message/feedback-report') {
+      return { kind: 'arf', feedback: parseFeedbackReport(contentText(a)), original: originalMessage(mail, raw) };
     }
   }
   return null;
 }
 
-/** Recognises a DSN or an ARF report in a parsed message; null for anything else. */
-export function detectReport(mail: ParsedMail): MailReport | null {
-  for (const a of mail.attachments) {
-    const type = a.contentType.toLowerCase();
-    if (type === 'message/delivery-status' || type === 'message/global-delivery-status') {
-      return {
-        kind: 'dsn',
-        recipients: parseDeliveryStatus(contentText(a)),
-        originalMessageId: originalMessageId(mail),
-      };
-    }
-    if (type === 'message/feedback-report') {
-      return { kind: 'arf', feedback: parseFeedbackReport(contentText(a)), originalMessageId: originalMessageId(mail) };
-    }
-  }
-  return null;
+const BOUNCE_SUBJECT =
+  /undeliver|undelivered mail|delivery (status notification|failure|has failed|failed)|mail delivery (failed|failure|system)|returned mail|failure notice|non-?delivery|could not be delivered/i;
+
+/**
+ * A bounce without a machine-readable report (old Exim, qmail, appliances): a mailer-daemon
+ * sender, X-Failed-Recipients, or a bounce subject. An out-of-office reply to the return path
+ * has none of these and is not a bounce.
+ */
+export function looksLikeBounce(mail: ParsedMail): boolean {
+  if (mail.headers.has('x-failed-recipients')) return true;
+  const from = mail.from?.value[0]?.address ?? '';
+  if (/^(mailer-daemon|mail-daemon|postmaster)@/i.test(from)) return true;
+  return BOUNCE_SUBJECT.test(mail.subject ?? '');
 }
 
 /** Auto-replies (RFC 3834 Auto-Submitted, vendor headers, out-of-office subjects). */

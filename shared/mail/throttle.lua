@@ -1,5 +1,5 @@
 -- Per-provider token bucket with an adaptive rate (Redis TIME, one atomic script).
--- KEYS[1] bucket; ARGV: op ('take' | 'slow'), max_rate, min_rate, burst, recover (rate/s gained per s), max_wait_s
+-- KEYS[1] bucket; ARGV: op ('take' | 'slow' | 'peek'), max_rate, min_rate, burst, recover (rate/s gained per s), max_wait_s
 -- Returns { wait in ms (as a string), current rate (as a string) }. 'take' reserves a token when
 -- the wait is at most max_wait_s (the caller sleeps that long); otherwise reserves nothing.
 local t = redis.call('TIME')
@@ -14,6 +14,10 @@ local dt = math.max(0, now - ts)
 rate = math.min(maxr, rate + recover * dt)
 tokens = math.min(burst, tokens + rate * dt)
 local wait = 0
+if ARGV[1] == 'peek' then
+  -- The current (recovered) rate, changing nothing.
+  return { '0', tostring(rate) }
+end
 if ARGV[1] == 'slow' then
   rate = math.max(minr, rate / 2)
   tokens = math.min(tokens, 0)

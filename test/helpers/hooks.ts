@@ -4,7 +4,8 @@ import { dropCreatedDatabases } from './db.js';
 import { drainLeaks } from './resources.js';
 
 export const mochaHooks = {
-  async afterAll(): Promise<void> {
+  async afterAll(this: Mocha.Context): Promise<void> {
+    this.timeout(180_000);
     const leaks = await drainLeaks();
     await dropCreatedDatabases();
     if (leaks.length > 0) throw new Error(`test files left resources open: ${leaks.join('; ')}`);

@@ -11,6 +11,8 @@ export interface Received {
   raw: Buffer;
   user: string | null;
   secure: boolean;
+  /** The SMTP session (connection) it came in on. */
+  session: string;
 }
 
 export type Script = (rcpt: string, count: number) => { code: number; message: string } | null;
@@ -53,6 +55,7 @@ export async function startSink(script: Script = () => null, extra: Partial<SMTP
             raw: Buffer.concat(chunks),
             user: (session.user as string | undefined) ?? null,
             secure: session.secure,
+            session: session.id,
           });
           cb(null, 'Ok: queued');
         };

@@ -2,23 +2,13 @@
 // hidden 5xx messages, 503 (never a hang) when Postgres or Redis is down, health endpoints.
 import { expect } from 'chai';
 import { request as httpRequest } from 'node:http';
-import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { createApp } from '../../api/app.js';
 import { allHandlers } from '../../api/routes/index.js';
 import { track } from '../helpers/resources.js';
 import { seedOrg, type SeededOrg } from '../helpers/seed.js';
 import { request, startApi, type TestApi } from '../helpers/stack.js';
-
-/** A loopback port nobody listens on. */
-async function closedPort(): Promise<number> {
-  const s = createServer();
-  s.listen(0, '127.0.0.1');
-  await new Promise<void>((resolve) => s.once('listening', resolve));
-  const port = (s.address() as AddressInfo).port;
-  await new Promise<void>((resolve) => s.close(() => resolve()));
-  return port;
-}
+import { freePort } from '../helpers/ports.js';
 
 /** Sends a body in chunks without Content-Length (Transfer-Encoding: chunked). */
 function chunkedPost(
@@ -162,7 +152,7 @@ describe('errors', () => {
     this.timeout(60_000);
 
     it('answers 503 unavailable at once when Postgres is unreachable', async () => {
-      const port = await closedPort();
+      const port = await freePort();
       const down = await startApi({ db: { ...api.db, url: `postgres://postgres@127.0.0.1:${port}/none` } });
       try {
         // A never-seen token cannot be answered from the key cache.
@@ -180,7 +170,7 @@ describe('errors', () => {
     });
 
     it('answers 503 unavailable at once when Redis is unreachable', async () => {
-      const port = await closedPort();
+      const port = await freePort();
       const down = await startApi({ db: api.db, env: { REDIS_URL: `redis://127.0.0.1:${port}` } });
       try {
         const res = await down.request('GET', '/keys/me', { token: org.key.token });

@@ -1,35 +1,12 @@
 import { expect } from 'chai';
-import { readFileSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
-import { createMxServer } from '../../api/smtp/mx-server.js';
-import { createLogger } from '../../shared/logger.js';
 import { unsubscribeMailbox, verpToken } from '../../shared/mail/verp.js';
-import { startInboundWorker } from '../../workers/inbound.js';
+import { fixture } from '../helpers/inbound-fixtures.js';
 import { insertEmailRows, type SeededEmail } from '../helpers/mail-rows.js';
-import { track } from '../helpers/resources.js';
+import { smtpSession, startMxWithWorker, until } from '../helpers/mx.js';
 import { seedOrg, type SeededOrg } from '../helpers/seed.js';
-import { RawSmtp } from '../helpers/smtp-raw.js';
 import { startApi, type TestApi } from '../helpers/stack.js';
-import { workerDepsFor } from '../helpers/workers.js';
 
-const FIXTURES = new URL('../fixtures/inbound/', import.meta.url);
 const MAX_BYTES = 64 * 1024;
-
-function fixture(name: string, vars: Record<string, string>): string {
-  let text = readFileSync(new URL(name, FIXTURES), 'utf8');
-  for (const [k, v] of Object.entries(vars)) text = text.split(`{{${k}}}`).join(v);
-  return text;
-}
-
-async function until<T>(fn: () => Promise<T | null | undefined>, ms = 10_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 describe('MX and inbound worker', () => {
   let api: TestApi;
@@ -40,20 +17,9 @@ describe('MX and inbound worker', () => {
   before(async () => {
     api = await startApi({ env: { INBOUND_SECRET: 'inbound-secret-for-tests-0123456789' } });
     org = await seedOrg(api.deps.sql, { domains: [{ name: 'acme.test' }, { name: 'pending.test', verified: false }] });
-    const logger = createLogger('silent', 'mx-test');
-    const server = createMxServer(
-      { config: api.config, sql: api.deps.sql, queues: api.deps.queues, logger },
-      { maxBytes: MAX_BYTES },
-    );
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    port = (server.server.address() as AddressInfo).port;
-    const deps = workerDepsFor(api);
-    const worker = startInboundWorker(deps);
-    closeAll = track('mx + inbound worker', async () => {
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      await worker.close();
-      await deps.close();
-    });
+    const mx = await startMxWithWorker(api, { maxBytes: MAX_BYTES });
+    port = mx.port;
+    closeAll = mx.close;
   });
   after(async () => {
     await closeAll();
@@ -76,21 +42,7 @@ describe('MX and inbound worker', () => {
     };
   }
 
-  async function session(rcpts: string[], message: string, from = 'someone@example.net') {
-    const { client, greeting } = await RawSmtp.open(port);
-    try {
-      expect(greeting.code).to.equal(220);
-      expect((await client.cmd('EHLO client.example.net')).code).to.equal(250);
-      expect((await client.cmd(`MAIL FROM:<${from}>`)).code).to.equal(250);
-      const rcptReplies = [];
-      for (const r of rcpts) rcptReplies.push(await client.cmd(`RCPT TO:<${r}>`));
-      const accepted = rcptReplies.some((r) => r.code === 250);
-      const data = accepted ? await client.data(message) : null;
-      return { rcptReplies, data };
-    } finally {
-      await client.close();
-    }
-  }
+  const session = (rcpts: string[], message: string, from?: string) => smtpSession(port, rcpts, message, from);
 
   const reply = (inReplyTo: string | null, extra = '') =>
     [
@@ -179,56 +131,7 @@ describe('MX and inbound worker', () => {
     expect((await inboundRow(id)).auto_reply).to.equal(true);
   });
 
-  for (const [file, bounceType, detail, suppressed] of [
-    ['postfix-dsn-user-unknown.eml', 'hard', 'NoEmail', true],
-    ['gmail-dsn-no-such-user.eml', 'hard', 'NoEmail', true],
-    ['exchange-online-ndr-mailbox-full.eml', 'soft', 'MailboxFull', false],
-  ] as const) {
-    it(`turns a DSN (${file}) into email.bounced ${bounceType}`, async () => {
-      const sent = await sentEmail();
-      const msg = fixture(file, { VERP: sent.verp, RCPT: 'pat@example.net', MESSAGE_ID: sent.messageId });
-      const { data } = await session([sent.verp], msg, '');
-      expect(data!.code).to.equal(250);
-      const event = await until(async () => {
-        const [e] = await api.deps
-          .sql`select * from events where recipient_id = ${sent.recipients[0]!.id} and type = 'email.bounced'`;
-        return e;
-      });
-      expect(event).to.include({
-        bounce_type: bounceType,
-        detail,
-        email_id: sent.emailId,
-        recipient: 'pat@example.net',
-      });
-      const [rcpt] = await api.deps.sql`select status from email_recipients where id = ${sent.recipients[0]!.id}`;
-      expect(rcpt!.status).to.equal('bounced');
-      const sups = await api.deps
-        .sql`select reason from suppressions where org_id = ${org.organization.id} and email = 'pat@example.net'`;
-      expect(sups.length > 0).to.equal(suppressed || sups.length > 0);
-      if (suppressed) expect(sups.map((s) => s.reason)).to.include('hard_bounce');
-    });
-  }
-
-  it('turns an ARF report into email.complained and a suppression', async () => {
-    const sent = await sentEmail();
-    await api.deps.sql`delete from suppressions where org_id = ${org.organization.id}`;
-    const msg = fixture('yahoo-arf-abuse.eml', {
-      VERP: sent.verp,
-      RCPT: 'pat@example.net',
-      MESSAGE_ID: sent.messageId,
-    });
-    const { data } = await session([sent.verp], msg, '');
-    expect(data!.code).to.equal(250);
-    const event = await until(async () => {
-      const [e] = await api.deps
-        .sql`select * from events where recipient_id = ${sent.recipients[0]!.id} and type = 'email.complained'`;
-      return e;
-    });
-    expect(event).to.include({ email_id: sent.emailId, detail: 'abuse' });
-    const [sup] = await api.deps
-      .sql`select reason from suppressions where org_id = ${org.organization.id} and email = 'pat@example.net'`;
-    expect(sup!.reason).to.equal('complaint');
-  });
+  // Every DSN and ARF fixture is covered by inbound-reports.int.test.ts.
 
   it('adds no suppression for test-mode messages', async () => {
     const sent = await sentEmail('test');

@@ -3,12 +3,12 @@
 import { expect } from 'chai';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { Agent, request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
-import { createServer, connect } from 'node:net';
-import type { AddressInfo } from 'node:net';
+import { connect } from 'node:net';
 import { closeTestDb, createTestDb, type TestDb } from '../helpers/db.js';
 import { track } from '../helpers/resources.js';
 import { seedOrg, type SeededOrg } from '../helpers/seed.js';
 import { testPrefix } from '../helpers/stack.js';
+import { freePort } from '../helpers/ports.js';
 
 interface Proc {
   child: ChildProcess;
@@ -33,15 +33,6 @@ function launch(entry: string, env: Record<string, string>): Proc {
     }
   });
   return { child, output: () => out, exited, kill };
-}
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  s.listen(0, '127.0.0.1');
-  await new Promise<void>((resolve) => s.once('listening', resolve));
-  const port = (s.address() as AddressInfo).port;
-  await new Promise<void>((resolve) => s.close(() => resolve()));
-  return port;
 }
 
 async function until(what: string, ms: number, check: () => Promise<boolean> | boolean): Promise<void> {

@@ -85,6 +85,19 @@ describe('tracking links', () => {
   });
 
   describe('click redirect', () => {
+    it('redirects to the parsed form of a link holding a line break or non-Latin-1 text', async () => {
+      const own = await insertTrackedMessage(api.deps.sql, {
+        orgId: org.organization.id,
+        domainId: org.domains['acme.test']!.id,
+        domainName: 'acme.test',
+        recipient: 'linkreader@example.com',
+      });
+      const url = clickUrl({ ...params(own), url: 'https://example.com/a\nb/中?q=ü' });
+      const res = await get(url);
+      expect(res.status).to.equal(302);
+      expect(res.headers.get('location')).to.equal('https://example.com/ab/%E4%B8%AD?q=%C3%BC');
+    });
+
     it('redirects with 302 to the destination and records every click with its url', async () => {
       const dest = 'https://example.com/pricing?plan=pro&utm_source=mail#top';
       const url = clickUrl({ ...params(live), url: dest });

@@ -94,6 +94,10 @@ describe('webhook SSRF guard', () => {
       '::ffff:a9fe:a9fe',
       '::ffff:10.0.0.1',
       'ff02::1',
+      '::7f00:1',
+      '::a00:1',
+      '64:ff9b::a00:1',
+      '64:ff9b:1::a00:1',
     ]) {
       expect(isForbiddenAddress(a), a).to.equal(true);
     }

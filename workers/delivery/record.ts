@@ -1,13 +1,8 @@
 // Turns a verdict into the recipient's next state and its events, in one transaction; the
 // caller publishes the events after commit. Dedupe keys make a re-run record nothing twice.
-import {
-  addSuppression,
-  applyOutcome,
-  setEmailLastEvent,
-  type DeliveryEmail,
-  type OutcomePatch,
-} from '../../shared/db/delivery.js';
+import { applyOutcome, setEmailLastEvent, type DeliveryEmail, type OutcomePatch } from '../../shared/db/delivery.js';
 import type { TxSql } from '../../shared/db/pool.js';
+import { addSuppression } from '../../shared/db/suppressions.js';
 import { recordEvents, type EmailEventType, type EventRow, type NewEvent } from '../../shared/events.js';
 import type { WorkerDeps } from '../deps.js';
 import { retryDelaySeconds, type Verdict } from './verdict.js';
@@ -56,7 +51,9 @@ interface Plan {
 function expire(deps: WorkerDeps, email: DeliveryEmail, v: Verdict, now: Date): Verdict {
   if (v.kind !== 'deferred' || email.mode === 'test') return v;
   const maxAgeMs = deps.config.deliveryMaxAgeHours * 3_600_000;
-  if (now.getTime() - email.created_at.getTime() < maxAgeMs) return v;
+  // A scheduled message ages from its scheduled time, not from when the API stored it.
+  const start = (email.scheduled_at ?? email.created_at).getTime();
+  if (now.getTime() - start < maxAgeMs) return v;
   return { kind: 'bounced', response: v.response, bounceType: 'soft', detail: 'General', blocked: v.blocked };
 }
 

@@ -3,12 +3,12 @@
 // repeatable sweep that re-enqueues messages whose job was lost (never deleting anything).
 import { findStuckEmails } from '../../shared/db/delivery-sweep.js';
 import { nextDue } from '../../shared/db/delivery.js';
+import type { Queues } from '../../shared/queues.js';
 import type { WorkerDeps } from '../deps.js';
 
 export const SWEEP_JOB = 'sweep';
 const SWEEP_SCHEDULER = 'delivery-sweep';
-/** A recipient due this long ago with no attempt in flight is considered to have lost its job. */
-export const SWEEP_GRACE_SECONDS = 120;
+const LIVE_STATES = new Set(['waiting', 'delayed', 'active', 'prioritized', 'waiting-children']);
 
 export async function scheduleNext(deps: WorkerDeps, emailId: string): Promise<void> {
   const due = await nextDue(deps.sql, emailId);
@@ -20,25 +20,41 @@ export async function scheduleNext(deps: WorkerDeps, emailId: string): Promise<v
   );
 }
 
+/** Whether the job that should move this message (the API's, or its retry/hold job) still waits or runs. */
+async function hasLiveJob(queue: Queues['delivery'], emailId: string, due: Date | null): Promise<boolean> {
+  for (const id of [emailId, ...(due ? [`${emailId}-${due.getTime()}`] : [])]) {
+    const job = await queue.getJob(id);
+    if (job && LIVE_STATES.has(await job.getState())) return true;
+  }
+  return false;
+}
+
 export const startSweeper = {
   async schedule(deps: WorkerDeps, everySeconds: number): Promise<void> {
     if (everySeconds <= 0) return;
     await deps.queues.delivery.upsertJobScheduler(
       SWEEP_SCHEDULER,
-      { every: everySeconds * 1000 },
+      { every: Math.round(everySeconds * 1000) },
       { name: SWEEP_JOB, data: { emailId: '' } },
     );
   },
 
-  /** Re-enqueues stuck messages; returns how many. Safe to run while their jobs are alive. */
-  async sweep(deps: WorkerDeps, graceSeconds = SWEEP_GRACE_SECONDS, leaseSeconds = 15 * 60): Promise<number> {
-    const ids = await findStuckEmails(deps.sql, graceSeconds, leaseSeconds);
-    if (ids.length === 0) return 0;
+  /** Re-enqueues stuck messages that have no live job; returns how many. Never deletes anything. */
+  async sweep(deps: WorkerDeps, graceSeconds: number, leaseSeconds = 15 * 60): Promise<number> {
+    const stuck = await findStuckEmails(deps.sql, graceSeconds, leaseSeconds);
+    const lost: string[] = [];
+    for (const s of stuck) {
+      if (!(await hasLiveJob(deps.queues.delivery, s.id, s.due))) lost.push(s.id);
+    }
+    if (lost.length === 0) return 0;
     const stamp = Date.now();
     await deps.queues.delivery.addBulk(
-      ids.map((emailId) => ({ name: 'email', data: { emailId }, opts: { jobId: `${emailId}-sweep-${stamp}` } })),
+      lost.map((emailId) => ({ name: 'email', data: { emailId }, opts: { jobId: `${emailId}-sweep-${stamp}` } })),
     );
-    deps.logger.warn({ event: 'DELIVERY_SWEEP_REQUEUED', count: ids.length }, 're-enqueued stuck messages');
-    return ids.length;
+    deps.logger.warn(
+      { event: 'DELIVERY_SWEEP_REQUEUED', count: lost.length, emailIds: lost },
+      're-enqueued stuck messages',
+    );
+    return lost.length;
   },
 };

@@ -2,7 +2,7 @@
 // Redis token bucket whose rate halves on each throttle/block reply and recovers linearly.
 import { readFileSync } from 'node:fs';
 import { fromRoot } from '../../shared/paths.js';
-import type { Redis } from '../../shared/redis.js';
+import { waitReady, type Redis } from '../../shared/redis.js';
 import type { RedisKeys } from '../../shared/redis-keys.js';
 
 let script: string | null = null;
@@ -34,8 +34,11 @@ export class ProviderThrottle {
     private readonly opts: ThrottleOptions = DEFAULT_THROTTLE,
   ) {}
 
-  private async run(op: 'take' | 'slow', provider: string): Promise<{ waitMs: number; rate: number }> {
+  private async run(op: 'take' | 'slow' | 'peek', provider: string): Promise<{ waitMs: number; rate: number }> {
     const o = this.opts;
+    // The fail-fast client has no offline queue: the first job after start must not fail because
+    // the connection is still being made.
+    if (this.redis.status !== 'ready') await waitReady(this.redis, 5000);
     const [wait, rate] = (await this.redis.eval(
       source(),
       1,
@@ -63,8 +66,8 @@ export class ProviderThrottle {
     return (await this.run('slow', provider)).rate;
   }
 
+  /** The provider's current rate (msg/s), recovery since the last slow-down included. */
   async rate(provider: string): Promise<number> {
-    const v = await this.redis.hget(this.keys.providerBucket(provider), 'rate');
-    return v === null ? this.opts.maxRate : Number(v);
+    return (await this.run('peek', provider)).rate;
   }
 }

@@ -2,6 +2,7 @@
 // worker process (an in-process counting semaphore keyed by host:port): N worker processes open at
 // most N × OUTBOUND_CONNECTIONS_PER_HOST connections to one MX host. Idle connections are reset
 // (RSET) and reused for the next message to the same host, then closed after IDLE_MS.
+import { isIP } from 'node:net';
 import SMTPConnection from 'nodemailer/lib/smtp-connection';
 import type { Target } from './types.js';
 
@@ -39,7 +40,11 @@ export function settle<T>(
       else resolve(value as T);
     };
     const onError = (err: Error) => finish(err);
-    const onEnd = () => finish(Object.assign(new Error('Connection closed unexpectedly'), { code: 'ECONNECTION' }));
+    // On a 421 nodemailer closes the connection ('end') first and then calls the command's
+    // callback with the server's reply: the reply must win, or a provider's throttle (Gmail's
+    // 421 4.7.28) would look like a mere network failure.
+    const onEnd = () =>
+      setImmediate(() => finish(Object.assign(new Error('Connection closed unexpectedly'), { code: 'ECONNECTION' })));
     pc.conn.on('error', onError);
     pc.conn.on('end', onEnd);
     start(finish);
@@ -87,7 +92,8 @@ export class ConnectionPool {
   private async connect(target: Target, key: string): Promise<PooledConnection> {
     const conn = new SMTPConnection({
       host: target.host,
-      servername: target.name,
+      // SNI carries host names only (RFC 6066 §3): an MX given as an address literal sends none.
+      ...(target.name && isIP(target.name) === 0 ? { servername: target.name } : {}),
       port: target.port,
       secure: target.secure,
       name: this.heloName,

@@ -2,6 +2,7 @@
 // hosts by preference (looked up through DNS_SERVERS), with the RFC 5321 §5.1 implicit MX (the
 // domain's own A/AAAA) when there is no MX, and RFC 7505 null MX ("MX 0 .") as a hard bounce.
 import { Resolver } from 'node:dns/promises';
+import { isIP } from 'node:net';
 import type { Config } from '../../config.js';
 import { connectionFailure, fromReply } from './reply.js';
 import type { Route, Target } from './types.js';
@@ -69,7 +70,8 @@ export class Router {
         .sort((a, b) => a.priority - b.priority || a.r - b.r)
         .map((m) => m.exchange.replace(/\.$/, '').toLowerCase());
       const targets = (await Promise.all(hosts.map((h) => this.addresses(h)))).flatMap((addrs, i) =>
-        addrs.map((a) => ({ ...target(a), name: hosts[i] })),
+        // An MX named by address (seen on small setups) gives no name for TLS SNI.
+        addrs.map((a) => (isIP(hosts[i]!) ? target(a) : { ...target(a), name: hosts[i] })),
       );
       return { domain, targets, mxHosts: hosts };
     }

@@ -1,0 +1,43 @@
+// Custom events (DESIGN §5 "Events and automations"): POST /events stores the event for the
+// automation engine and answers 202. The contact is named by id or by address; an unknown
+// address becomes a new contact. Closed to domain-restricted keys (SPEC "Domain restriction" 5).
+import { ensureContact, findContact } from '../../shared/db/contacts.js';
+import { insertContactEvent } from '../../shared/db/contact-events.js';
+import { validationError } from '../../shared/errors.js';
+import { isId } from '../../shared/ids.js';
+import { postEventSchema, type PostEventBody } from '../schemas/events.js';
+import type { Handlers } from '../types.js';
+import { bodyValidator } from '../validate.js';
+
+const validatePost = bodyValidator<PostEventBody>(postEventSchema);
+
+export const eventHandlers: Handlers = {
+  'POST /events': async (ctx) => {
+    const auth = ctx.state.auth;
+    const body = validatePost(ctx.state.body);
+    if ((body.email === undefined) === (body.contact_id === undefined)) {
+      throw validationError('body.email or body.contact_id is required (exactly one of them)');
+    }
+    const event = await ctx.deps.sql.begin(async (tx) => {
+      let contactId: string;
+      if (body.contact_id !== undefined) {
+        const contact = isId(body.contact_id, 'ct') ? await findContact(tx, auth.org.id, body.contact_id) : null;
+        if (!contact)
+          throw validationError(`body.contact_id: "${body.contact_id}" is not a contact of this organization`);
+        contactId = contact.id;
+      } else {
+        contactId = (await ensureContact(tx, auth.org.id, body.email!, auth.key.id)).contact.id;
+      }
+      return await insertContactEvent(tx, {
+        orgId: auth.org.id,
+        contactId,
+        name: body.name,
+        properties: body.properties ?? {},
+        keyId: auth.key.id,
+        mode: auth.key.mode,
+      });
+    });
+    ctx.status = 202;
+    ctx.body = { object: 'event', id: event.id, name: event.name, contact_id: event.contact_id };
+  },
+};

@@ -1,0 +1,103 @@
+// Segments (DESIGN §5; management: ADMIN, live keys): a name and a filter over contacts. The
+// filter is checked by ajv (shape, depth), then for meaning (op against field and value, topics
+// of the org), and compiled to SQL whenever the segment's contacts are read, so a segment always
+// reflects the contacts and topic defaults as they are now.
+import type { AuthContext } from '../../shared/auth.js';
+import type { Db } from '../../shared/db/pool.js';
+import {
+  deleteSegment,
+  findSegment,
+  insertSegment,
+  listSegmentContacts,
+  listSegments,
+  updateSegment,
+  type SegmentRow,
+} from '../../shared/db/segments.js';
+import { findTopics } from '../../shared/db/topics.js';
+import { notFound, validationError } from '../../shared/errors.js';
+import { checkFilter, topicPath, type SegmentFilter } from '../../shared/segment-filter.js';
+import {
+  createSegmentSchema,
+  patchSegmentSchema,
+  segmentListQuerySchema,
+  type CreateSegmentBody,
+  type PatchSegmentBody,
+  type SegmentListQuery,
+} from '../schemas/segments.js';
+import type { Handlers } from '../types.js';
+import { bodyValidator, listEnvelope, queryValidator } from '../validate.js';
+import { renderContact } from './contacts-render.js';
+
+const validateCreate = bodyValidator<CreateSegmentBody>(createSegmentSchema);
+const validatePatch = bodyValidator<PatchSegmentBody>(patchSegmentSchema);
+const validateList = queryValidator<SegmentListQuery>(segmentListQuerySchema);
+
+function render(s: SegmentRow) {
+  return {
+    object: 'segment',
+    id: s.id,
+    name: s.name,
+    filter: s.filter,
+    created_at: s.created_at.toISOString(),
+  };
+}
+
+/** Meaning checks beyond the schema; every topic the filter names must be one of the org's. */
+async function checkSegmentFilter(db: Db, auth: AuthContext, filter: SegmentFilter): Promise<void> {
+  const named = checkFilter(filter);
+  const known = new Set((await findTopics(db, auth.org.id, named)).map((t) => t.id));
+  const unknown = named.find((id) => !known.has(id));
+  if (unknown !== undefined) {
+    throw validationError(`${topicPath(filter, unknown)}: "${unknown}" is not a topic of this organization`);
+  }
+}
+
+async function segmentOr404(db: Db, auth: AuthContext, id: string): Promise<SegmentRow> {
+  const segment = await findSegment(db, auth.org.id, id);
+  if (!segment) throw notFound('Segment');
+  return segment;
+}
+
+export const segmentHandlers: Handlers = {
+  'POST /segments': async (ctx) => {
+    const auth = ctx.state.auth;
+    const body = validateCreate(ctx.state.body);
+    await checkSegmentFilter(ctx.deps.sql, auth, body.filter);
+    const segment = await insertSegment(ctx.deps.sql, { orgId: auth.org.id, name: body.name, filter: body.filter });
+    ctx.status = 201;
+    ctx.body = render(segment);
+  },
+
+  'GET /segments': async (ctx) => {
+    const q = validateList(ctx.query);
+    const rows = await listSegments(ctx.deps.sql, ctx.state.auth.org.id, q);
+    ctx.body = listEnvelope(rows, q.limit, render);
+  },
+
+  'GET /segments/:id': async (ctx) => {
+    ctx.body = render(await segmentOr404(ctx.deps.sql, ctx.state.auth, ctx.params.id!));
+  },
+
+  'PATCH /segments/:id': async (ctx) => {
+    const auth = ctx.state.auth;
+    const body = validatePatch(ctx.state.body);
+    if (body.filter !== undefined) await checkSegmentFilter(ctx.deps.sql, auth, body.filter);
+    const segment = await updateSegment(ctx.deps.sql, auth.org.id, ctx.params.id!, body);
+    if (!segment) throw notFound('Segment');
+    ctx.body = render(segment);
+  },
+
+  'DELETE /segments/:id': async (ctx) => {
+    const segment = await deleteSegment(ctx.deps.sql, ctx.state.auth.org.id, ctx.params.id!);
+    if (!segment) throw notFound('Segment');
+    ctx.body = { object: 'segment', id: segment.id, deleted: true };
+  },
+
+  'GET /segments/:id/contacts': async (ctx) => {
+    const auth = ctx.state.auth;
+    const q = validateList(ctx.query);
+    const segment = await segmentOr404(ctx.deps.sql, auth, ctx.params.id!);
+    const rows = await listSegmentContacts(ctx.deps.sql, auth.org.id, segment.filter, q);
+    ctx.body = listEnvelope(rows, q.limit, renderContact);
+  },
+};

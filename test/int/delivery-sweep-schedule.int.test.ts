@@ -1,0 +1,36 @@
+// The delivery sweep (re-enqueues messages whose job was lost) runs as a BullMQ job scheduler,
+// which is itself a Redis record: the worker must put it back when Redis loses it.
+import type { Worker } from 'bullmq';
+import { expect } from 'chai';
+import { startDeliveryWorker } from '../../workers/delivery.js';
+import { until } from '../helpers/receiver.js';
+import { startApi, type TestApi } from '../helpers/stack.js';
+import { workerDepsFor } from '../helpers/workers.js';
+
+describe('delivery sweep schedule', () => {
+  let api: TestApi;
+
+  before(async () => {
+    api = await startApi();
+  });
+  after(async () => {
+    await api.close();
+  });
+
+  it('re-creates the sweep scheduler after Redis lost it', async () => {
+    const deps = workerDepsFor(api);
+    let worker: Worker | null = null;
+    try {
+      worker = await startDeliveryWorker(deps, { sweepEverySeconds: 60, rescheduleEveryMs: 100 });
+      const queue = api.deps.queues.delivery;
+      expect(await queue.getJobScheduler('delivery-sweep')).to.not.equal(undefined);
+      // A flush or failover loses the scheduler record.
+      await queue.removeJobScheduler('delivery-sweep');
+      expect(await queue.getJobScheduler('delivery-sweep')).to.equal(undefined);
+      await until(async () => (await queue.getJobScheduler('delivery-sweep')) !== undefined);
+    } finally {
+      await worker?.close();
+      await deps.close();
+    }
+  });
+});
