@@ -16,7 +16,7 @@ export interface OwnedDeps extends AppDeps {
 }
 
 export async function createDeps(config: Config, logger: Logger): Promise<OwnedDeps> {
-  const sql = createPool(config.databaseUrl, { application: 'tern-web' });
+  const sql = createPool(config.databaseUrl, { max: config.databasePoolMax, application: 'tern-web' });
   const redis = createRedis(config.redisUrl, 'api', 'tern-web');
   const subscriber = createRedis(config.redisUrl, 'subscriber', 'tern-web');
   const keys = redisKeys(config.redisPrefix);

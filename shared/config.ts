@@ -3,6 +3,8 @@
 
 export interface Config {
   databaseUrl: string;
+  /** Most Postgres connections of one process's pool (DATABASE_POOL_MAX, default 10). */
+  databasePoolMax: number;
   redisUrl: string;
   /** Prefix of every Redis key and BullMQ queue; tests give each run its own. */
   redisPrefix: string;
@@ -190,6 +192,7 @@ export function loadConfig(env: Env = process.env): Config {
   }
   return {
     databaseUrl: url(env, 'DATABASE_URL', 'postgres://postgres@127.0.0.1:5432/tern', ['postgres:', 'postgresql:'])!,
+    databasePoolMax: positive(env, 'DATABASE_POOL_MAX', 10, true),
     redisUrl: url(env, 'REDIS_URL', 'redis://127.0.0.1:6379', ['redis:', 'rediss:'])!,
     redisPrefix: prefix,
     port: httpPort,

@@ -21,7 +21,7 @@ export interface WorkerDeps {
 }
 
 export function createWorkerDeps(config: Config, logger: Logger): WorkerDeps {
-  const sql = createPool(config.databaseUrl, { application: 'tern-worker' });
+  const sql = createPool(config.databaseUrl, { max: config.databasePoolMax, application: 'tern-worker' });
   const bull = createRedis(config.redisUrl, 'bullmq', 'tern-worker');
   const redis = createRedis(config.redisUrl, 'api', 'tern-worker');
   const keys = redisKeys(config.redisPrefix);

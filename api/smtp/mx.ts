@@ -18,7 +18,7 @@ async function main(): Promise<void> {
     fatal(null, err);
   }
   const logger = createLogger(config.logLevel, 'mx');
-  const sql = createPool(config.databaseUrl, { application: 'tern-mx' });
+  const sql = createPool(config.databaseUrl, { max: config.databasePoolMax, application: 'tern-mx' });
   const redis = createRedis(config.redisUrl, 'api', 'tern-mx');
   const queues = createQueues(redis, redisKeys(config.redisPrefix).bullPrefix);
   const server = createMxServer({ config, sql, queues, logger }, { maxBytes: config.inboundMaxBytes });

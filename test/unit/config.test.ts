@@ -16,6 +16,7 @@ describe('config', () => {
     const c = loadConfig({});
     expect(c).to.deep.include({
       databaseUrl: 'postgres://postgres@127.0.0.1:5432/tern',
+      databasePoolMax: 10,
       redisUrl: 'redis://127.0.0.1:6379',
       redisPrefix: 'tern',
       port: 3000,
@@ -77,6 +78,8 @@ describe('config', () => {
   const bad: [string, string][] = [
     ['DATABASE_URL', 'not a url'],
     ['DATABASE_URL', 'mysql://db/x'],
+    ['DATABASE_POOL_MAX', '0'],
+    ['DATABASE_POOL_MAX', '2.5'],
     ['REDIS_URL', 'http://cache'],
     ['REDIS_PREFIX', 'has space'],
     ['PORT', 'abc'],
