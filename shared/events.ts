@@ -77,8 +77,16 @@ export interface EventRow {
  */
 export async function recordEvents(db: Db, events: NewEvent[]): Promise<EventRow[]> {
   if (events.length === 0) return [];
+  return await db<EventRow[]>`
+    insert into events ${db(eventRows(events) as never)}
+    on conflict (dedupe_key) do nothing
+    returning *`;
+}
+
+/** Events as `events` rows (new ids), for `recordEvents` or a statement that inserts them itself. */
+export function eventRows(events: NewEvent[]) {
   const now = new Date();
-  const rows = events.map((e) => ({
+  return events.map((e) => ({
     id: newId('evt'),
     org_id: e.orgId,
     mode: e.mode,
@@ -100,10 +108,6 @@ export async function recordEvents(db: Db, events: NewEvent[]): Promise<EventRow
     dedupe_key: e.dedupeKey,
     created_at: e.createdAt ?? now,
   }));
-  return await db<EventRow[]>`
-    insert into events ${db(rows as never)}
-    on conflict (dedupe_key) do nothing
-    returning *`;
 }
 
 /**

@@ -8,6 +8,7 @@ import { Worker, type Job, type WorkerOptions } from 'bullmq';
 import {
   claimEmail,
   finishEmail,
+  finishLeasedEmail,
   getDeliveryEmail,
   holdRecipients,
   leaseRecipients,
@@ -127,49 +128,63 @@ async function checkCaps(deps: WorkerDeps, email: DeliveryEmail, due: DeliveryRe
 
 const SUPPRESSED: Verdict = { kind: 'rejected', response: 'suppressed', detail: 'Suppressed' };
 
+/** The message was canceled between load and hand-over: the transaction rolls back. */
+class Canceled extends Error {}
+
 /**
- * Everything before SMTP in one transaction (one commit): claim the message when the API still
- * holds it, reject suppressed recipients, email.sent for recipients handed over for the first
- * time, and the attempt lease (attempts + 1, in-flight marker) recorded before talking SMTP.
- * Null when the message was canceled meanwhile.
+ * Everything before SMTP in one transaction (one commit), its statements pipelined (one round
+ * trip; each sees the writes of those before it): claim the message when the API still holds it,
+ * reject suppressed recipients, email.sent for recipients handed over for the first time, the
+ * attempt lease (attempts + 1, in-flight marker) recorded before talking SMTP, and the message
+ * 'sent' once leased. Null when the message was canceled meanwhile.
  */
 async function handOver(ctx: Ctx, email: DeliveryEmail, due: DeliveryRecipient[], claim: boolean, state: JobState) {
   const { deps } = ctx;
   const isSuppressed = (r: DeliveryRecipient) => email.mode === 'live' && r.status === 'queued' && r.suppressed;
+  const suppressed = due.filter(isSuppressed);
   const rest = due.filter((r) => !isSuppressed(r));
-  return await deps.sql.begin(async (tx) => {
-    if (claim && !(await claimEmail(tx, email.id))) return null;
-    const created: string[] = [];
-    for (const r of due.filter(isSuppressed)) {
-      const ref = { id: r.id, email: r.email, attempts: r.attempts, provider: r.provider };
-      created.push(...(await applyVerdict(tx, deps, email, ref, SUPPRESSED)).created.map((e) => e.id));
-      state.final++;
-    }
-    const changed = new Set(
-      await markSent(
-        tx,
-        rest.filter((r) => r.status === 'queued').map((r) => r.id),
-      ),
-    );
-    const sent = rest
-      .filter((r) => changed.has(r.id))
-      .map((r) => {
-        const provider = r.provider ?? providerOf(r.domain, []).id;
-        return eventOf(email, { id: r.id, email: r.email, provider }, 'email.sent', `${r.id}:sent`);
-      });
-    created.push(...(await recordEvents(tx, sent)).map((e) => e.id));
-    const leases = await leaseRecipients(
-      tx,
-      rest.map((r) => r.id),
-      ctx.jobId,
-      ATTEMPT_LEASE_SECONDS,
-    );
-    // With an attempt leased the message is handed over (unclaimEmail would change nothing).
-    if (leases.length > 0) await finishEmail(tx, email.id);
+  const fresh = rest.filter((r) => r.status === 'queued');
+  // A recipient another job already marked sent has its email.sent (same dedupe key): skipped.
+  const sent = fresh.map((r) => {
+    const provider = r.provider ?? providerOf(r.domain, []).id;
+    return eventOf(email, { id: r.id, email: r.email, provider }, 'email.sent', `${r.id}:sent`);
+  });
+  const ids = rest.map((r) => r.id);
+  try {
+    const { created, leases } = await deps.sql.begin(async (tx) => {
+      const [claimed, rejected, , sentRows, leases] = await Promise.all([
+        claim ? claimEmail(tx, email.id) : true,
+        Promise.all(
+          suppressed.map((r) =>
+            applyVerdict(
+              tx,
+              deps,
+              email,
+              { id: r.id, email: r.email, attempts: r.attempts, provider: r.provider },
+              SUPPRESSED,
+            ),
+          ),
+        ),
+        markSent(
+          tx,
+          fresh.map((r) => r.id),
+        ),
+        recordEvents(tx, sent),
+        leaseRecipients(tx, ids, ctx.jobId, ATTEMPT_LEASE_SECONDS),
+        // With an attempt leased the message is handed over (unclaimEmail would change nothing).
+        finishLeasedEmail(tx, email.id, ids, ctx.jobId),
+      ]);
+      if (!claimed) throw new Canceled();
+      return { created: [...rejected.flatMap((x) => x.created), ...sentRows].map((e) => e.id), leases };
+    });
+    state.final += suppressed.length;
     state.outbox.push(...created);
     const byId = new Map(rest.map((r) => [r.id, r]));
     return leases.map((l) => ({ ...byId.get(l.id)!, attempts: l.attempts, resumed: l.resumed }));
-  });
+  } catch (err) {
+    if (err instanceof Canceled) return null;
+    throw err;
+  }
 }
 
 async function deliver(ctx: Ctx, email: DeliveryEmail, leased: (Leased & { resumed: boolean })[], state: JobState) {

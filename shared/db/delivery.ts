@@ -1,7 +1,10 @@
 // SQL of the delivery engine: loading a message for delivery, claiming it, per-recipient
 // attempt bookkeeping (recorded before and after SMTP), daily caps, the sweeper's look-up and
 // the alert-rule counts. Suppressions are shared/db/suppressions.ts.
+import { newId } from '../ids.js';
+import { eventRows, type EventRow, type NewEvent } from '../events.js';
 import type { Db, Sql } from './pool.js';
+import type { NewSuppression } from './suppressions.js';
 
 export interface DeliveryEmail {
   id: string;
@@ -211,20 +214,47 @@ export interface OutcomePatch {
   complained?: boolean;
 }
 
-/** Records an attempt's result AFTER SMTP and clears the in-flight marker. */
-export async function applyOutcome(db: Db, id: string, p: OutcomePatch): Promise<void> {
-  await db`
-    update email_recipients set status = ${p.status}, wait_reason = ${p.waitReason},
-           next_attempt_at = ${p.nextAttemptAt}, last_response = coalesce(${p.lastResponse}, last_response),
-           last_event = ${p.lastEvent}, last_event_at = now(), provider = coalesce(${p.provider}, provider),
-           delivered_at = case when ${p.delivered ?? false} then now() else delivered_at end,
-           complained_at = case when ${p.complained ?? false} then now() else complained_at end,
-           attempt_started_at = null, attempt_job = null, updated_at = now()
-    where id = ${id}`;
-}
-
-export async function setEmailLastEvent(db: Db, emailId: string, type: string): Promise<void> {
-  await db`update emails set last_event = ${type}, last_event_at = now(), updated_at = now() where id = ${emailId}`;
+/**
+ * A recipient's result in ONE statement (atomic without a transaction; one round trip and one
+ * commit instead of five statements): the recipient's next state after SMTP (in-flight marker cleared), the
+ * message's last event, its events (skipped by dedupe key, as `recordEvents`) and a suppression
+ * (as `addSuppression`). Returns the events this call created.
+ */
+export async function recordOutcome(
+  db: Db,
+  o: {
+    recipientId: string;
+    emailId: string;
+    patch: OutcomePatch;
+    events: NewEvent[];
+    suppression: NewSuppression | null;
+  },
+): Promise<EventRow[]> {
+  const { patch: p, suppression: s } = o;
+  if (o.events.length === 0) throw new Error('recordOutcome needs at least one event');
+  const suppress = s
+    ? db`, s as (
+        insert into suppressions (id, org_id, email, domain_id, reason, source_email_id)
+        values (${newId('sup')}, ${s.orgId}, ${s.email.toLowerCase()}, ${s.domainId}, ${s.reason}, ${s.sourceEmailId})
+        on conflict (org_id, email, (coalesce(domain_id, ''))) do nothing returning id)`
+    : db``;
+  // Data-modifying CTEs run exactly once whether or not the outer statement reads them.
+  return await db<EventRow[]>`
+    with r as (
+      update email_recipients set status = ${p.status}, wait_reason = ${p.waitReason},
+             next_attempt_at = ${p.nextAttemptAt}, last_response = coalesce(${p.lastResponse}, last_response),
+             last_event = ${p.lastEvent}, last_event_at = now(), provider = coalesce(${p.provider}, provider),
+             delivered_at = case when ${p.delivered ?? false} then now() else delivered_at end,
+             complained_at = case when ${p.complained ?? false} then now() else complained_at end,
+             attempt_started_at = null, attempt_job = null, updated_at = now()
+      where id = ${o.recipientId} returning id),
+    m as (
+      update emails set last_event = ${p.lastEvent}, last_event_at = now(), updated_at = now()
+      where id = ${o.emailId} returning id)
+    ${suppress}
+    insert into events ${db(eventRows(o.events) as never)}
+    on conflict (dedupe_key) do nothing
+    returning *`;
 }
 
 export async function failEmail(db: Db, emailId: string): Promise<void> {
@@ -237,6 +267,20 @@ export async function finishEmail(db: Db, emailId: string): Promise<void> {
     update emails set status = 'sent', updated_at = now()
     where id = ${emailId} and status = 'processing'
       and not exists (select 1 from email_recipients where email_id = ${emailId} and status in ('queued', 'scheduled'))`;
+}
+
+/**
+ * `finishEmail`, only when this transaction leased one of `ids` to `jobId` (sent after
+ * `leaseRecipients` on the same transaction, so that both go in one round trip).
+ */
+export async function finishLeasedEmail(db: Db, emailId: string, ids: string[], jobId: string): Promise<void> {
+  if (ids.length === 0) return;
+  await db`
+    update emails set status = 'sent', updated_at = now()
+    where id = ${emailId} and status = 'processing'
+      and not exists (select 1 from email_recipients where email_id = ${emailId} and status in ('queued', 'scheduled'))
+      and exists (select 1 from email_recipients
+                  where id = any(${ids}) and attempt_job = ${jobId} and attempt_started_at = now())`;
 }
 
 /**
