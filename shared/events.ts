@@ -77,8 +77,16 @@ export interface EventRow {
  */
 export async function recordEvents(db: Db, events: NewEvent[]): Promise<EventRow[]> {
   if (events.length === 0) return [];
+  return await db<EventRow[]>`
+    insert into events ${db(eventRows(events) as never)}
+    on conflict (dedupe_key) do nothing
+    returning *`;
+}
+
+/** Events as `events` rows (new ids), for `recordEvents` or a statement that inserts them itself. */
+export function eventRows(events: NewEvent[]) {
   const now = new Date();
-  const rows = events.map((e) => ({
+  return events.map((e) => ({
     id: newId('evt'),
     org_id: e.orgId,
     mode: e.mode,
@@ -100,10 +108,46 @@ export async function recordEvents(db: Db, events: NewEvent[]): Promise<EventRow
     dedupe_key: e.dedupeKey,
     created_at: e.createdAt ?? now,
   }));
-  return await db<EventRow[]>`
-    insert into events ${db(rows as never)}
-    on conflict (dedupe_key) do nothing
-    returning *`;
+}
+
+/**
+ * Marks published events in batches (one UPDATE per flush instead of one per publication), for
+ * busy publishers such as the delivery worker. published_at only spares `republishPending` work:
+ * a mark lost in a crash means one more publication, which every consumer ignores by event id.
+ */
+export class PublishedMarks {
+  private ids: string[] = [];
+  private timer: NodeJS.Timeout | null = null;
+  private inFlight: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly db: Db,
+    private readonly onError: (err: unknown) => void,
+    private readonly delayMs = 50,
+    private readonly maxBatch = 1000,
+  ) {}
+
+  add(ids: string[]): void {
+    this.ids.push(...ids);
+    if (this.ids.length >= this.maxBatch) void this.flush();
+    else this.timer ??= setTimeout(() => void this.flush(), this.delayMs);
+  }
+
+  /** Writes every pending mark; resolves when they (and earlier flushes) are written. */
+  flush(): Promise<void> {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    const ids = this.ids;
+    this.ids = [];
+    if (ids.length > 0) {
+      this.inFlight = this.inFlight.then(() => markPublished(this.db, ids)).catch(this.onError);
+    }
+    return this.inFlight;
+  }
+}
+
+async function markPublished(db: Db, ids: string[]): Promise<void> {
+  await db`update events set published_at = now() where id = any(${ids}) and published_at is null`;
 }
 
 /**
@@ -114,11 +158,15 @@ export function eventJobOptions(eventId: string) {
   return { jobId: eventId, attempts: 10, backoff: { type: 'exponential', delay: 1000 } };
 }
 
-/** Adds one webhook fan-out job and one metrics job per event, then marks them published. */
+/**
+ * Adds one webhook fan-out job and one metrics job per event, then marks them published (at once,
+ * or through `marks` in a later batch).
+ */
 export async function publishEvents(
   db: Db,
   queues: Pick<Queues, 'webhook-fanout' | 'metrics-rollup'>,
   eventIds: string[],
+  marks?: PublishedMarks,
 ): Promise<void> {
   if (eventIds.length === 0) return;
   const opts = eventJobOptions;
@@ -129,7 +177,8 @@ export async function publishEvents(
     // The metrics worker drains every uncounted event from Postgres: one wake-up per call is enough.
     queues[QUEUE_NAMES.metrics].add('drain', { eventId: eventIds[0]! }, opts(eventIds[0]!)),
   ]);
-  await db`update events set published_at = now() where id = any(${eventIds}) and published_at is null`;
+  if (marks) marks.add(eventIds);
+  else await markPublished(db, eventIds);
 }
 
 /** Re-publishes events recorded more than `olderThanMs` ago whose publication never happened. */

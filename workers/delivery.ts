@@ -1,12 +1,14 @@
 // The delivery queue: one job per message (or per retry of its pending recipients). The handler
-// is a list of named steps: load → checkPause → claim → checkSuppression → checkCaps → markSent →
-// deliver (render, DKIM, VERP, SMTP; or the test-mode simulation) → finish. Each recipient's
-// attempt is recorded before SMTP (attempts + 1, in-flight marker) and its result after, so a
-// job re-run after a 250 never sends again. A repeatable `sweep` job re-enqueues stuck messages.
+// is a list of named steps: load → checkPause → (checkCaps) → handOver (claim, suppression,
+// email.sent, lease: one transaction) → deliver (render, DKIM, VERP, SMTP; or the test-mode
+// simulation; one transaction per result) → publish. Each recipient's attempt is recorded before
+// SMTP (attempts + 1, in-flight marker) and its result after, so a job re-run after a 250 never
+// sends again. A repeatable `sweep` job re-enqueues stuck messages.
 import { Worker, type Job, type WorkerOptions } from 'bullmq';
 import {
   claimEmail,
   finishEmail,
+  finishLeasedEmail,
   getDeliveryEmail,
   holdRecipients,
   leaseRecipients,
@@ -18,15 +20,14 @@ import {
   type DeliveryEmail,
   type DeliveryRecipient,
 } from '../shared/db/delivery.js';
-import { findSuppressedEmails } from '../shared/db/suppressions.js';
-import { publishEvents, recordEvents } from '../shared/events.js';
+import { publishEvents, PublishedMarks, recordEvents } from '../shared/events.js';
 import { Outbound } from '../shared/mail/outbound/index.js';
 import { providerOf } from '../shared/mail/providers.js';
 import { QUEUE_NAMES, type DeliveryJob } from '../shared/queues.js';
 import type { WorkerDeps } from './deps.js';
 import { evaluateAlertRules } from './delivery/alerts.js';
 import { nextUtcMidnight, utcDate, warmupCap } from './delivery/caps.js';
-import { eventOf, recordVerdict, type RecipientRef } from './delivery/record.js';
+import { applyVerdict, eventOf, recordVerdict, type RecipientRef } from './delivery/record.js';
 import { scheduleNext, startSweeper, SWEEP_JOB } from './delivery/schedule.js';
 import { deliverLive, type Leased, type LiveContext } from './delivery/send.js';
 import { DEFAULT_THROTTLE, ProviderThrottle, type ThrottleOptions } from './delivery/throttle.js';
@@ -36,7 +37,16 @@ import { simulate, type Verdict } from './delivery/verdict.js';
 /** An attempt with no recorded result older than this may be taken over by another job. */
 export const ATTEMPT_LEASE_SECONDS = 15 * 60;
 
-type Ctx = LiveContext & { jobId: string };
+type Ctx = LiveContext & {
+  jobId: string;
+  marks?: PublishedMarks;
+};
+
+/** What one job learned while it ran: events to publish, recipients settled for good. */
+interface JobState {
+  outbox: string[];
+  final: number;
+}
 
 /**
  * A scheduled message is released when its time has come. A job that fires early (the message
@@ -57,17 +67,22 @@ async function releaseSchedule(deps: WorkerDeps, email: DeliveryEmail): Promise<
 }
 
 async function load(deps: WorkerDeps, emailId: string) {
-  let email = await getDeliveryEmail(deps.sql, emailId);
+  const [first, loadedPending] = await Promise.all([
+    getDeliveryEmail(deps.sql, emailId),
+    pendingRecipients(deps.sql, emailId),
+  ]);
+  let email = first;
+  let pending = loadedPending;
   if (!email || email.status === 'canceled' || email.status === 'failed') return null;
   if (email.status === 'scheduled') {
     if (!(await releaseSchedule(deps, email))) return null;
     email = { ...email, status: 'queued' };
+    // Its recipients were `scheduled` (not pending) when read alongside the message.
+    pending = await pendingRecipients(deps.sql, emailId);
   }
   const soon = Date.now() + 1000;
-  const due = (await pendingRecipients(deps.sql, emailId)).filter(
-    (r) => r.next_attempt_at === null || r.next_attempt_at.getTime() <= soon,
-  );
-  return { email, due };
+  const due = pending.filter((r) => r.next_attempt_at === null || r.next_attempt_at.getTime() <= soon);
+  return { email, pending, due };
 }
 
 /** A paused org holds its messages (never drops them) and looks again every recheck period. */
@@ -84,29 +99,16 @@ async function checkPause(deps: WorkerDeps, email: DeliveryEmail, due: DeliveryR
   return true;
 }
 
-async function checkSuppression(ctx: Ctx, email: DeliveryEmail, due: DeliveryRecipient[]) {
-  if (email.mode === 'test') return due;
-  const fresh = due.filter((r) => r.status === 'queued');
-  const suppressed = await findSuppressedEmails(
-    ctx.deps.sql,
-    email.org_id,
-    email.domain_id,
-    fresh.map((r) => r.email),
-  );
-  for (const r of fresh.filter((x) => suppressed.has(x.email.toLowerCase()))) {
-    const v: Verdict = { kind: 'rejected', response: 'suppressed', detail: 'Suppressed' };
-    await recordVerdict(ctx.deps, email, { id: r.id, email: r.email, attempts: r.attempts, provider: r.provider }, v);
-  }
-  return due.filter((r) => !suppressed.has(r.email) || r.status !== 'queued');
+function capsApply(email: DeliveryEmail, due: DeliveryRecipient[], now: Date): boolean {
+  if (email.mode === 'test') return false;
+  if (warmupCap(email.domain_verified_at, now) === Infinity && email.daily_cap === null) return false;
+  return due.some((r) => r.cap_day === null && r.status === 'queued' && !r.suppressed);
 }
 
 /** Live only: recipients over today's cap wait for the next UTC day (status stays queued). */
 async function checkCaps(deps: WorkerDeps, email: DeliveryEmail, due: DeliveryRecipient[]) {
   const now = new Date();
-  const domainCap = warmupCap(email.domain_verified_at, now);
-  const orgCap = email.daily_cap ?? Infinity;
-  const uncounted = due.filter((r) => r.cap_day === null && r.status === 'queued');
-  if (email.mode === 'test' || uncounted.length === 0 || (domainCap === Infinity && orgCap === Infinity)) return due;
+  const uncounted = due.filter((r) => r.cap_day === null && r.status === 'queued' && !r.suppressed);
   const ids = uncounted.map((r) => r.id);
   const allowed = new Set(
     await reserveCap(deps.sql, {
@@ -114,8 +116,8 @@ async function checkCaps(deps: WorkerDeps, email: DeliveryEmail, due: DeliveryRe
       domainId: email.domain_id,
       day: utcDate(now),
       ids,
-      domainCap,
-      orgCap,
+      domainCap: warmupCap(email.domain_verified_at, now),
+      orgCap: email.daily_cap ?? Infinity,
     }),
   );
   const over = ids.filter((id) => !allowed.has(id));
@@ -124,48 +126,78 @@ async function checkCaps(deps: WorkerDeps, email: DeliveryEmail, due: DeliveryRe
   return due.filter((r) => !over.includes(r.id));
 }
 
-/** email.sent for every recipient handed to delivery for the first time. */
-async function markHandedOver(deps: WorkerDeps, email: DeliveryEmail, due: DeliveryRecipient[]) {
-  const rows = await deps.sql.begin(async (tx) => {
-    const changed = new Set(
-      await markSent(
-        tx,
-        due.filter((r) => r.status === 'queued').map((r) => r.id),
-      ),
-    );
-    const events = due
-      .filter((r) => changed.has(r.id))
-      .map((r) => {
-        const provider = r.provider ?? providerOf(r.domain, []).id;
-        return eventOf(email, { id: r.id, email: r.email, provider }, 'email.sent', `${r.id}:sent`);
-      });
-    return await recordEvents(tx, events);
+const SUPPRESSED: Verdict = { kind: 'rejected', response: 'suppressed', detail: 'Suppressed' };
+
+/** The message was canceled between load and hand-over: the transaction rolls back. */
+class Canceled extends Error {}
+
+/**
+ * Everything before SMTP in one transaction (one commit), its statements pipelined (one round
+ * trip; each sees the writes of those before it): claim the message when the API still holds it,
+ * reject suppressed recipients, email.sent for recipients handed over for the first time, the
+ * attempt lease (attempts + 1, in-flight marker) recorded before talking SMTP, and the message
+ * 'sent' once leased. Null when the message was canceled meanwhile.
+ */
+async function handOver(ctx: Ctx, email: DeliveryEmail, due: DeliveryRecipient[], claim: boolean, state: JobState) {
+  const { deps } = ctx;
+  const isSuppressed = (r: DeliveryRecipient) => email.mode === 'live' && r.status === 'queued' && r.suppressed;
+  const suppressed = due.filter(isSuppressed);
+  const rest = due.filter((r) => !isSuppressed(r));
+  const fresh = rest.filter((r) => r.status === 'queued');
+  // A recipient another job already marked sent has its email.sent (same dedupe key): skipped.
+  const sent = fresh.map((r) => {
+    const provider = r.provider ?? providerOf(r.domain, []).id;
+    return eventOf(email, { id: r.id, email: r.email, provider }, 'email.sent', `${r.id}:sent`);
   });
-  await publishEvents(
-    deps.sql,
-    deps.queues,
-    rows.map((e) => e.id),
-  );
+  const ids = rest.map((r) => r.id);
+  try {
+    const { created, leases } = await deps.sql.begin(async (tx) => {
+      const [claimed, rejected, , sentRows, leases] = await Promise.all([
+        claim ? claimEmail(tx, email.id) : true,
+        Promise.all(
+          suppressed.map((r) =>
+            applyVerdict(
+              tx,
+              deps,
+              email,
+              { id: r.id, email: r.email, attempts: r.attempts, provider: r.provider },
+              SUPPRESSED,
+            ),
+          ),
+        ),
+        markSent(
+          tx,
+          fresh.map((r) => r.id),
+        ),
+        recordEvents(tx, sent),
+        leaseRecipients(tx, ids, ctx.jobId, ATTEMPT_LEASE_SECONDS),
+        // With an attempt leased the message is handed over (unclaimEmail would change nothing).
+        finishLeasedEmail(tx, email.id, ids, ctx.jobId),
+      ]);
+      if (!claimed) throw new Canceled();
+      return { created: [...rejected.flatMap((x) => x.created), ...sentRows].map((e) => e.id), leases };
+    });
+    state.final += suppressed.length;
+    state.outbox.push(...created);
+    const byId = new Map(rest.map((r) => [r.id, r]));
+    return leases.map((l) => ({ ...byId.get(l.id)!, attempts: l.attempts, resumed: l.resumed }));
+  } catch (err) {
+    if (err instanceof Canceled) return null;
+    throw err;
+  }
 }
 
-async function deliver(ctx: Ctx, email: DeliveryEmail, due: DeliveryRecipient[]): Promise<boolean> {
-  const leases = await leaseRecipients(
-    ctx.deps.sql,
-    due.map((r) => r.id),
-    ctx.jobId,
-    ATTEMPT_LEASE_SECONDS,
-  );
-  const byId = new Map(due.map((r) => [r.id, r]));
-  const leased: Leased[] = leases.map((l) => ({ ...byId.get(l.id)!, attempts: l.attempts }));
-  for (const l of leases.filter((x) => x.resumed)) {
+async function deliver(ctx: Ctx, email: DeliveryEmail, leased: (Leased & { resumed: boolean })[], state: JobState) {
+  for (const l of leased.filter((x) => x.resumed)) {
     // The previous attempt of this job died without a result: we cannot know whether the server
     // said 250, so we send again (a possible duplicate rather than a possible loss, RFC 5321 §6.1).
     ctx.deps.logger.warn({ event: 'DELIVERY_ATTEMPT_RESUMED', emailId: email.id, recipientId: l.id }, 'resuming');
   }
   let bounced = false;
   const record = async (r: RecipientRef, v: Verdict) => {
-    const events = await recordVerdict(ctx.deps, email, r, v);
+    const events = await recordVerdict(ctx.deps, email, r, v, state.outbox);
     if (events.some((e) => e.type === 'email.bounced' || e.type === 'email.complained')) bounced = true;
+    if (!events.some((e) => e.type === 'email.delivery_delayed')) state.final++;
   };
   if (email.mode === 'test') {
     for (const r of leased) {
@@ -181,21 +213,33 @@ async function deliver(ctx: Ctx, email: DeliveryEmail, due: DeliveryRecipient[])
 export async function processDelivery(ctx: Ctx, job: DeliveryJob): Promise<void> {
   const loaded = await load(ctx.deps, job.emailId);
   if (!loaded) return;
-  const { email } = loaded;
-  let due = loaded.due;
-  if (due.length > 0 && !(await checkPause(ctx.deps, email, due))) {
-    if (email.status === 'scheduled' || email.status === 'queued') {
-      if (!(await claimEmail(ctx.deps.sql, email.id))) return; // canceled meanwhile
+  const { email, pending } = loaded;
+  const state: JobState = { outbox: [], final: 0 };
+  try {
+    let due = loaded.due;
+    if (due.length > 0 && !(await checkPause(ctx.deps, email, due))) {
+      let claim = email.status === 'scheduled' || email.status === 'queued';
+      if (capsApply(email, due, new Date())) {
+        // Caps count only what is really sent: claim first, so a canceled message counts nothing.
+        if (claim && !(await claimEmail(ctx.deps.sql, email.id))) return;
+        claim = false;
+        due = await checkCaps(ctx.deps, email, due);
+      }
+      const leased = await handOver(ctx, email, due, claim, state);
+      if (!leased) return; // canceled meanwhile
+      const bounced = leased.length > 0 && (await deliver(ctx, email, leased, state));
+      if (bounced) await evaluateAlertRules(ctx.deps, email.org_id, email.alert_rules);
+      if (leased.length === 0) {
+        await unclaimEmail(ctx.deps.sql, email.id);
+        await finishEmail(ctx.deps.sql, email.id);
+      }
     }
-    due = await checkSuppression(ctx, email, due);
-    due = await checkCaps(ctx.deps, email, due);
-    await markHandedOver(ctx.deps, email, due);
-    const bounced = due.length > 0 && (await deliver(ctx, email, due));
-    if (bounced) await evaluateAlertRules(ctx.deps, email.org_id, email.alert_rules);
-    await unclaimEmail(ctx.deps.sql, email.id);
-    await finishEmail(ctx.deps.sql, email.id);
+  } finally {
+    // Committed events reach the consumers even when a later step failed (else the sweep would).
+    await publishEvents(ctx.deps.sql, ctx.deps.queues, state.outbox, ctx.marks);
   }
-  await scheduleNext(ctx.deps, email.id);
+  // Every recipient settled for good: no retry or hold can be due later.
+  if (state.final < pending.length) await scheduleNext(ctx.deps, email.id);
 }
 
 export interface DeliveryWorkerOptions {
@@ -210,11 +254,14 @@ export interface DeliveryWorkerOptions {
 export async function startDeliveryWorker(deps: WorkerDeps, opts: DeliveryWorkerOptions = {}): Promise<Worker> {
   const outbound = new Outbound(deps.config);
   const throttle = new ProviderThrottle(deps.redis, deps.redisKeys, opts.throttle ?? DEFAULT_THROTTLE);
+  const marks = new PublishedMarks(deps.sql, (err) =>
+    deps.logger.warn({ event: 'EVENTS_MARK_FAILED', err }, 'marking events published failed; they will be republished'),
+  );
   const worker = new Worker<DeliveryJob>(
     QUEUE_NAMES.delivery,
     async (job: Job<DeliveryJob>) => {
       if (job.name === SWEEP_JOB) return await startSweeper.sweep(deps, deps.config.deliverySweepGraceSeconds);
-      await processDelivery({ deps, outbound, throttle, tracker, jobId: job.id ?? job.data.emailId }, job.data);
+      await processDelivery({ deps, outbound, throttle, tracker, jobId: job.id ?? job.data.emailId, marks }, job.data);
     },
     {
       connection: deps.bull,
@@ -226,7 +273,10 @@ export async function startDeliveryWorker(deps: WorkerDeps, opts: DeliveryWorker
   worker.on('failed', (job, err) =>
     deps.logger.error({ event: 'DELIVERY_JOB_FAILED', jobId: job?.id, err }, 'delivery job failed'),
   );
-  worker.on('closed', () => outbound.close());
+  worker.on('closed', () => {
+    outbound.close();
+    void marks.flush();
+  });
   const sweepEvery = opts.sweepEverySeconds ?? deps.config.deliverySweepSeconds;
   await startSweeper.schedule(deps, sweepEvery);
   // The repeatable sweep is itself a Redis record: a flush or failover that loses it would stop

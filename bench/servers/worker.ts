@@ -12,8 +12,20 @@ const config = loadConfig();
 const base = createWorkerDeps(config, createLogger(config.logLevel, 'bench-worker'));
 // BENCH_SQL_COUNT=1: count the statements sent, printed to stderr at exit.
 let statements = 0;
+const byText = new Map<string, number>();
 const deps = process.env.BENCH_SQL_COUNT
-  ? { ...base, sql: createPool(config.databaseUrl, { application: 'tern-worker', onQuery: () => statements++ }) }
+  ? {
+      ...base,
+      sql: createPool(config.databaseUrl, {
+        max: config.databasePoolMax,
+        application: 'tern-worker',
+        onQuery: (text) => {
+          statements++;
+          const key = text.replace(/\s+/g, ' ').slice(0, 90);
+          byText.set(key, (byText.get(key) ?? 0) + 1);
+        },
+      }),
+    }
   : base;
 const wanted = config.workerQueues ?? registry.map((c) => c.queue);
 const workers: Worker[] = [];
@@ -24,6 +36,11 @@ process.on('SIGTERM', () => {
   void Promise.all(workers.map((w) => w.close()))
     .then(() => deps.close())
     .then(() => (deps === base ? undefined : deps.sql.end()))
-    .then(() => process.env.BENCH_SQL_COUNT && process.stderr.write(`bench worker: ${statements} SQL statements\n`))
+    .then(() => {
+      if (!process.env.BENCH_SQL_COUNT) return;
+      const top = [...byText].sort((a, b) => b[1] - a[1]).slice(0, 25);
+      process.stderr.write(`bench worker: ${statements} SQL statements\n`);
+      for (const [text, n] of top) process.stderr.write(`${String(n).padStart(8)}  ${text}\n`);
+    })
     .then(() => process.exit(0));
 });

@@ -1,7 +1,10 @@
 // SQL of the delivery engine: loading a message for delivery, claiming it, per-recipient
 // attempt bookkeeping (recorded before and after SMTP), daily caps, the sweeper's look-up and
 // the alert-rule counts. Suppressions are shared/db/suppressions.ts.
+import { newId } from '../ids.js';
+import { eventRows, type EventRow, type NewEvent } from '../events.js';
 import type { Db, Sql } from './pool.js';
+import type { NewSuppression } from './suppressions.js';
 
 export interface DeliveryEmail {
   id: string;
@@ -39,6 +42,7 @@ export interface DeliveryEmail {
   domain_verified_at: Date | null;
   domain_track_opens: boolean | null;
   domain_track_clicks: boolean | null;
+  has_attachments: boolean;
 }
 
 export type RecipientStatus =
@@ -58,6 +62,8 @@ export interface DeliveryRecipient {
   attempt_started_at: Date | null;
   attempt_job: string | null;
   cap_day: string | null;
+  /** On the org's suppression list (org-wide or for the message's domain). */
+  suppressed: boolean;
 }
 
 export const PENDING: RecipientStatus[] = ['queued', 'sent', 'delivery_delayed'];
@@ -67,7 +73,8 @@ export async function getDeliveryEmail(db: Db, id: string): Promise<DeliveryEmai
     select e.*, o.sending_paused, o.daily_cap, o.track_opens as org_track_opens,
            o.track_clicks as org_track_clicks, o.alert_rules,
            d.name as domain_name, d.dkim_selector, d.dkim_private_key, d.verified_at as domain_verified_at,
-           d.track_opens as domain_track_opens, d.track_clicks as domain_track_clicks
+           d.track_opens as domain_track_opens, d.track_clicks as domain_track_clicks,
+           exists (select 1 from email_attachments a where a.email_id = e.id) as has_attachments
     from emails e
     join organizations o on o.id = e.org_id
     join domains d on d.id = e.domain_id
@@ -75,17 +82,27 @@ export async function getDeliveryEmail(db: Db, id: string): Promise<DeliveryEmai
   return row ?? null;
 }
 
-export async function listAttachments(db: Db, emailId: string) {
-  return await db<{ filename: string; content_type: string | null; content_id: string | null; content: Buffer }[]>`
+export interface StoredAttachment {
+  filename: string;
+  content_type: string | null;
+  content_id: string | null;
+  content: Buffer;
+}
+
+export async function listAttachments(db: Db, emailId: string): Promise<StoredAttachment[]> {
+  return await db<StoredAttachment[]>`
     select filename, content_type, content_id, content from email_attachments
     where email_id = ${emailId} order by position`;
 }
 
 export async function pendingRecipients(db: Db, emailId: string): Promise<DeliveryRecipient[]> {
   return await db<DeliveryRecipient[]>`
-    select id, email_id, field, address, email, domain, provider, status, attempts, next_attempt_at,
-           attempt_started_at, attempt_job, cap_day::text as cap_day
-    from email_recipients where email_id = ${emailId} and status = any(${PENDING}) order by id`;
+    select r.id, r.email_id, r.field, r.address, r.email, r.domain, r.provider, r.status, r.attempts,
+           r.next_attempt_at, r.attempt_started_at, r.attempt_job, r.cap_day::text as cap_day,
+           exists (select 1 from suppressions s where s.org_id = r.org_id and s.email = lower(r.email)
+                   and (s.domain_id is null or s.domain_id = e.domain_id)) as suppressed
+    from email_recipients r join emails e on e.id = r.email_id
+    where r.email_id = ${emailId} and r.status = any(${PENDING}) order by r.id`;
 }
 
 /** Takes a message from the API's hands; false when it was canceled (or already taken). */
@@ -197,20 +214,47 @@ export interface OutcomePatch {
   complained?: boolean;
 }
 
-/** Records an attempt's result AFTER SMTP and clears the in-flight marker. */
-export async function applyOutcome(db: Db, id: string, p: OutcomePatch): Promise<void> {
-  await db`
-    update email_recipients set status = ${p.status}, wait_reason = ${p.waitReason},
-           next_attempt_at = ${p.nextAttemptAt}, last_response = coalesce(${p.lastResponse}, last_response),
-           last_event = ${p.lastEvent}, last_event_at = now(), provider = coalesce(${p.provider}, provider),
-           delivered_at = case when ${p.delivered ?? false} then now() else delivered_at end,
-           complained_at = case when ${p.complained ?? false} then now() else complained_at end,
-           attempt_started_at = null, attempt_job = null, updated_at = now()
-    where id = ${id}`;
-}
-
-export async function setEmailLastEvent(db: Db, emailId: string, type: string): Promise<void> {
-  await db`update emails set last_event = ${type}, last_event_at = now(), updated_at = now() where id = ${emailId}`;
+/**
+ * A recipient's result in ONE statement (atomic without a transaction; one round trip and one
+ * commit instead of five statements): the recipient's next state after SMTP (in-flight marker cleared), the
+ * message's last event, its events (skipped by dedupe key, as `recordEvents`) and a suppression
+ * (as `addSuppression`). Returns the events this call created.
+ */
+export async function recordOutcome(
+  db: Db,
+  o: {
+    recipientId: string;
+    emailId: string;
+    patch: OutcomePatch;
+    events: NewEvent[];
+    suppression: NewSuppression | null;
+  },
+): Promise<EventRow[]> {
+  const { patch: p, suppression: s } = o;
+  if (o.events.length === 0) throw new Error('recordOutcome needs at least one event');
+  const suppress = s
+    ? db`, s as (
+        insert into suppressions (id, org_id, email, domain_id, reason, source_email_id)
+        values (${newId('sup')}, ${s.orgId}, ${s.email.toLowerCase()}, ${s.domainId}, ${s.reason}, ${s.sourceEmailId})
+        on conflict (org_id, email, (coalesce(domain_id, ''))) do nothing returning id)`
+    : db``;
+  // Data-modifying CTEs run exactly once whether or not the outer statement reads them.
+  return await db<EventRow[]>`
+    with r as (
+      update email_recipients set status = ${p.status}, wait_reason = ${p.waitReason},
+             next_attempt_at = ${p.nextAttemptAt}, last_response = coalesce(${p.lastResponse}, last_response),
+             last_event = ${p.lastEvent}, last_event_at = now(), provider = coalesce(${p.provider}, provider),
+             delivered_at = case when ${p.delivered ?? false} then now() else delivered_at end,
+             complained_at = case when ${p.complained ?? false} then now() else complained_at end,
+             attempt_started_at = null, attempt_job = null, updated_at = now()
+      where id = ${o.recipientId} returning id),
+    m as (
+      update emails set last_event = ${p.lastEvent}, last_event_at = now(), updated_at = now()
+      where id = ${o.emailId} returning id)
+    ${suppress}
+    insert into events ${db(eventRows(o.events) as never)}
+    on conflict (dedupe_key) do nothing
+    returning *`;
 }
 
 export async function failEmail(db: Db, emailId: string): Promise<void> {
@@ -223,6 +267,20 @@ export async function finishEmail(db: Db, emailId: string): Promise<void> {
     update emails set status = 'sent', updated_at = now()
     where id = ${emailId} and status = 'processing'
       and not exists (select 1 from email_recipients where email_id = ${emailId} and status in ('queued', 'scheduled'))`;
+}
+
+/**
+ * `finishEmail`, only when this transaction leased one of `ids` to `jobId` (sent after
+ * `leaseRecipients` on the same transaction, so that both go in one round trip).
+ */
+export async function finishLeasedEmail(db: Db, emailId: string, ids: string[], jobId: string): Promise<void> {
+  if (ids.length === 0) return;
+  await db`
+    update emails set status = 'sent', updated_at = now()
+    where id = ${emailId} and status = 'processing'
+      and not exists (select 1 from email_recipients where email_id = ${emailId} and status in ('queued', 'scheduled'))
+      and exists (select 1 from email_recipients
+                  where id = any(${ids}) and attempt_job = ${jobId} and attempt_started_at = now())`;
 }
 
 /**

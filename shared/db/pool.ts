@@ -11,7 +11,7 @@ export interface PoolOptions {
   max?: number;
   application?: string;
   /** Called for every statement sent (benchmarks count statements per unit of work). */
-  onQuery?: () => void;
+  onQuery?: (statement: string) => void;
 }
 
 export function createPool(url: string, opts: PoolOptions = {}): Sql {
@@ -26,6 +26,6 @@ export function createPool(url: string, opts: PoolOptions = {}): Sql {
       statement_timeout: 15000,
     },
     transform: { undefined: null },
-    ...(opts.onQuery ? { debug: opts.onQuery } : {}),
+    ...(opts.onQuery ? { debug: (_conn: number, statement: string) => opts.onQuery!(statement) } : {}),
   }) as unknown as Sql;
 }

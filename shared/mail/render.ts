@@ -5,6 +5,7 @@
 // per-recipient content (tracking links or a one-click unsubscribe URL), which names the recipient.
 import DKIM from 'nodemailer/lib/dkim';
 import MailComposer from 'nodemailer/lib/mail-composer';
+import { createPrivateKey, type KeyObject } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { unsubscribeMailbox } from './verp.js';
 
@@ -125,11 +126,31 @@ const SIGNED_FIELDS = [
   'List-Owner:List-Archive',
 ].join(':');
 
+// Parsing a PEM key costs about twice as much as the RSA signature itself (0.6 of 0.85 ms per
+// message measured): each key is parsed once per process. Bounded; a rotated key is a new entry.
+const parsedKeys = new Map<string, KeyObject | string>();
+const MAX_PARSED_KEYS = 1000;
+
+function parsedKey(pem: string): KeyObject | string {
+  let key = parsedKeys.get(pem);
+  if (key === undefined) {
+    try {
+      key = createPrivateKey(pem);
+    } catch {
+      key = pem; // as before: nodemailer's signer decides what an unusable key means
+    }
+    if (parsedKeys.size >= MAX_PARSED_KEYS) parsedKeys.clear();
+    parsedKeys.set(pem, key);
+  }
+  return key;
+}
+
 export async function signDkim(raw: Buffer, key: DkimKey): Promise<Buffer> {
   const signer = new DKIM({
     domainName: key.domain,
     keySelector: key.selector,
-    privateKey: key.privateKey,
+    // nodemailer hands the key to crypto's Sign#sign, which takes a KeyObject as well as PEM.
+    privateKey: parsedKey(key.privateKey) as string,
     headerFieldNames: SIGNED_FIELDS,
   });
   return await collect(signer.sign(raw));

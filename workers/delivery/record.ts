@@ -1,8 +1,8 @@
-// Turns a verdict into the recipient's next state and its events, in one transaction, then
-// publishes the events after commit. Dedupe keys make a re-run record nothing twice.
-import { applyOutcome, setEmailLastEvent, type DeliveryEmail, type OutcomePatch } from '../../shared/db/delivery.js';
-import { addSuppression } from '../../shared/db/suppressions.js';
-import { publishEvents, recordEvents, type EmailEventType, type NewEvent } from '../../shared/events.js';
+// Turns a verdict into the recipient's next state and its events, in one statement; the
+// caller publishes the events after commit. Dedupe keys make a re-run record nothing twice.
+import { recordOutcome, type DeliveryEmail, type OutcomePatch } from '../../shared/db/delivery.js';
+import type { Db } from '../../shared/db/pool.js';
+import type { EmailEventType, EventRow, NewEvent } from '../../shared/events.js';
 import type { WorkerDeps } from '../deps.js';
 import { retryDelaySeconds, type Verdict } from './verdict.js';
 
@@ -107,34 +107,44 @@ function plan(deps: WorkerDeps, email: DeliveryEmail, r: RecipientRef, verdict: 
   }
 }
 
-/** Records one recipient's verdict; returns the verdict as recorded (after expiry). */
+/**
+ * Writes one recipient's verdict in one statement: its next state, its events, the message's last
+ * event and any suppression. Returns the events as planned and the rows this call created (a
+ * re-run creates none: dedupe keys).
+ */
+export async function applyVerdict(
+  db: Db,
+  deps: WorkerDeps,
+  email: DeliveryEmail,
+  r: RecipientRef,
+  verdict: Verdict,
+): Promise<{ planned: NewEvent[]; created: EventRow[] }> {
+  const p = plan(deps, email, r, verdict, new Date());
+  const created = await recordOutcome(db, {
+    recipientId: r.id,
+    emailId: email.id,
+    patch: p.patch,
+    events: p.events,
+    // Org-wide: a bad address is bad whichever of the org's domains sends to it.
+    suppression: p.suppress
+      ? { orgId: email.org_id, email: r.email, domainId: null, reason: p.suppress, sourceEmailId: email.id }
+      : null,
+  });
+  return { planned: p.events, created };
+}
+
+/**
+ * Records one recipient's verdict (one statement, its own commit); the created events' ids go to
+ * `outbox` (published by the caller after the job's writes). Returns the events as planned.
+ */
 export async function recordVerdict(
   deps: WorkerDeps,
   email: DeliveryEmail,
   r: RecipientRef,
   verdict: Verdict,
-): Promise<Plan['events']> {
-  const p = plan(deps, email, r, verdict, new Date());
-  const rows = await deps.sql.begin(async (tx) => {
-    await applyOutcome(tx, r.id, p.patch);
-    const created = await recordEvents(tx, p.events);
-    await setEmailLastEvent(tx, email.id, p.patch.lastEvent);
-    if (p.suppress) {
-      // Org-wide: a bad address is bad whichever of the org's domains sends to it.
-      await addSuppression(tx, {
-        orgId: email.org_id,
-        email: r.email,
-        domainId: null,
-        reason: p.suppress,
-        sourceEmailId: email.id,
-      });
-    }
-    return created;
-  });
-  await publishEvents(
-    deps.sql,
-    deps.queues,
-    rows.map((e) => e.id),
-  );
-  return p.events;
+  outbox: string[],
+): Promise<NewEvent[]> {
+  const { planned, created } = await applyVerdict(deps.sql, deps, email, r, verdict);
+  outbox.push(...created.map((e) => e.id));
+  return planned;
 }

@@ -2,7 +2,7 @@
 // recipient), DKIM-sign, route each recipient domain, send with a VERP envelope, and hand every
 // recipient's result to `record` as soon as it is known.
 import type { DeliveryEmail, DeliveryRecipient } from '../../shared/db/delivery.js';
-import { listAttachments } from '../../shared/db/delivery.js';
+import { listAttachments, type StoredAttachment } from '../../shared/db/delivery.js';
 import { Outbound, type OutboundMessage } from '../../shared/mail/outbound/index.js';
 import { providerOf } from '../../shared/mail/providers.js';
 import { composeMessage, isPersonal, prepareRawMessage, signDkim, type Tracker } from '../../shared/mail/render.js';
@@ -41,11 +41,11 @@ export function makeRenderer(deps: WorkerDeps, tracker: Tracker, email: Delivery
   const key = { domain: email.domain_name, selector: email.dkim_selector, privateKey: email.dkim_private_key ?? '' };
   // Relay messages are delivered as their client wrote them: no rewriting, so one copy for all.
   const personal = email.raw_mime === null && isPersonal(common, email.html);
-  let attachments: Promise<Awaited<ReturnType<typeof listAttachments>>> | null = null;
+  let attachments: Promise<StoredAttachment[]> | null = null;
   let shared: Promise<Buffer> | null = null;
   const render = async (recipientId: string | null): Promise<Buffer> => {
     if (email.raw_mime !== null) return await signDkim(prepareRawMessage(email.raw_mime, email.message_id), key);
-    attachments ??= listAttachments(deps.sql, email.id);
+    attachments ??= email.has_attachments ? listAttachments(deps.sql, email.id) : Promise.resolve([]);
     const p = recipientId && personal ? { ...common, recipientId, tracker } : null;
     return await signDkim(await composeMessage(email, await attachments, p), key);
   };

@@ -43,6 +43,27 @@ export class Outbound {
       for (const m of messages) await hooks.after(m, route.failure);
       return;
     }
+    // Results are recorded while the connection moves on to the next message (and is released
+    // without waiting for them): a connection is never held during the caller's bookkeeping.
+    const recorded: Promise<void>[] = [];
+    const after = (m: OutboundMessage, r: AttemptResult) => void recorded.push(hooks.after(m, r));
+    let sendError: unknown = null;
+    try {
+      await this.sendToTargets(route, messages, hooks.before, after);
+    } catch (err) {
+      sendError = err;
+    }
+    const failed = (await Promise.allSettled(recorded)).find((r) => r.status === 'rejected');
+    if (sendError !== null) throw sendError;
+    if (failed) throw failed.reason;
+  }
+
+  private async sendToTargets(
+    route: Route,
+    messages: OutboundMessage[],
+    before: DeliverHooks['before'],
+    after: (m: OutboundMessage, result: AttemptResult) => void,
+  ): Promise<void> {
     let pending = [...messages];
     let lastError: unknown = new Error(`no host to deliver ${route.domain} to`);
     for (const target of route.targets) {
@@ -55,11 +76,11 @@ export class Outbound {
         lastError = err;
         continue;
       }
-      const { sent, broken } = await this.sendAll(pc, target.host, pending, hooks);
+      const { sent, broken } = await this.sendAll(pc, target.host, pending, before, after);
       pending = pending.slice(sent);
       await this.pool.release(pc, !broken);
     }
-    for (const m of pending) await hooks.after(m, connectionFailure(lastError, null));
+    for (const m of pending) after(m, connectionFailure(lastError, null));
   }
 
   /** Sends until done or the connection breaks; `sent` counts messages that got a result. */
@@ -67,12 +88,13 @@ export class Outbound {
     pc: PooledConnection,
     host: string,
     messages: OutboundMessage[],
-    hooks: DeliverHooks,
+    before: DeliverHooks['before'],
+    after: (m: OutboundMessage, result: AttemptResult) => void,
   ): Promise<{ sent: number; broken: boolean }> {
     let dirty = false;
     for (let i = 0; i < messages.length; i++) {
       const m = messages[i]!;
-      if (hooks.before && !(await hooks.before(m))) continue;
+      if (before && !(await before(m))) continue;
       if (pc.closed) return { sent: i, broken: true };
       try {
         if (dirty) await settle<boolean>(pc, (cb) => pc.conn.reset((err, ok) => cb(err ?? null, ok)));
@@ -82,12 +104,12 @@ export class Outbound {
         );
         const parsed = parseReply(info.response);
         const reply = parsed.code !== 0 ? parsed : { code: 250, enhanced: null, text: info.response };
-        await hooks.after(m, fromReply(reply, host));
+        after(m, fromReply(reply, host));
       } catch (err) {
         const result = fromError(err, host);
         // No reply means the connection failed mid-transaction: this message is deferred (it
         // may or may not have arrived; a retry errs towards a duplicate over a loss, RFC 5321 §6.1).
-        await hooks.after(m, result);
+        after(m, result);
         if (!result.reply || pc.closed) return { sent: i + 1, broken: true };
         dirty = true;
       }
