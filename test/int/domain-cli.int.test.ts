@@ -46,7 +46,13 @@ describe('tern domain add', () => {
     expect(printed.out[0]).to.match(/^Domain {2}dom_\S+ {2}forced\.example {2}verified$/);
     expect(printed.out.join('\n')).to.contain('tern._domainkey.forced.example  TXT  v=DKIM1; k=rsa; p=');
     expect(printed.out.join('\n')).to.contain('reply.forced.example  MX  10 mx.cli.test');
-    const after = await api.request('GET', '/keys/me', { token: org.key.token });
+    // The invalidation travels over Redis pub/sub: every web process drops its cache within 1 s.
+    const deadline = Date.now() + 1000;
+    let after = await api.request('GET', '/keys/me', { token: org.key.token });
+    while (!after.json.domains.includes('forced.example') && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 20));
+      after = await api.request('GET', '/keys/me', { token: org.key.token });
+    }
     expect(after.json.domains).to.include('forced.example');
   });
 
