@@ -41,7 +41,9 @@ export function checkWebhookUrl(raw: string, allowPrivate: boolean, field = 'bod
     throw validationError(`${field} must be an absolute URL`);
   }
   if (u.protocol !== 'https:' && !(allowPrivate && u.protocol === 'http:')) {
-    throw validationError(`${field} must use https`);
+    throw validationError(
+      `${field} must use https (plain http only when the install sets WEBHOOK_ALLOW_PRIVATE=true, for development)`,
+    );
   }
   if (u.username !== '' || u.password !== '') throw validationError(`${field} must not carry credentials`);
   if (u.hostname === '') throw validationError(`${field} must name a host`);
