@@ -19,18 +19,24 @@ export class Drainer {
       this.again = true;
       return this.running;
     }
-    this.running = this.loop().finally(() => {
-      this.running = null;
-    });
+    this.running = this.loop();
     return this.running;
   }
 
   private async loop(): Promise<void> {
-    do {
-      this.again = false;
-      while ((await this.step()).claimed >= this.batch) {
-        // a full batch: there may be more
-      }
-    } while (this.again);
+    // `running` is assigned before the first pass starts, and cleared in the same synchronous
+    // stretch as the last check of `again`: a kick between the two (a `.finally` callback one
+    // microtask later) would be lost until the next timed drain.
+    await null;
+    try {
+      do {
+        this.again = false;
+        while ((await this.step()).claimed >= this.batch) {
+          // a full batch: there may be more
+        }
+      } while (this.again);
+    } finally {
+      this.running = null;
+    }
   }
 }
