@@ -1,7 +1,8 @@
 // The event log (DESIGN §6): every state change of a message or recipient is one immutable row
-// with a unique id, recorded idempotently (dedupe_key) and then published to the fan-out queues
-// consumed by webhooks and metrics. Recording and publishing are separate steps: a row whose
-// publication failed keeps published_at null and is re-published by `republishPending`.
+// with a unique id, recorded idempotently (dedupe_key) and then published: a wake-up job for each
+// of its consumers (webhook fan-out, metrics), which drain the log. Recording and publishing are
+// separate steps: a row whose publication failed keeps published_at null and is re-published by
+// `republishPending`.
 import { newId } from './ids.js';
 import type { Db } from './db/pool.js';
 import type { Mode } from './keys.js';
@@ -159,8 +160,9 @@ export function eventJobOptions(eventId: string) {
 }
 
 /**
- * Adds one webhook fan-out job and one metrics job per event, then marks them published (at once,
- * or through `marks` in a later batch).
+ * Wakes the webhook fan-out and the metrics consumers (one job each per call: both drain every
+ * pending event from Postgres), then marks the events published (at once, or through `marks` in
+ * a later batch).
  */
 export async function publishEvents(
   db: Db,
@@ -169,13 +171,11 @@ export async function publishEvents(
   marks?: PublishedMarks,
 ): Promise<void> {
   if (eventIds.length === 0) return;
-  const opts = eventJobOptions;
+  const wakeUp = { eventId: eventIds[0]! };
+  const opts = eventJobOptions(eventIds[0]!);
   await Promise.all([
-    queues[QUEUE_NAMES.webhookFanout].addBulk(
-      eventIds.map((eventId) => ({ name: 'event', data: { eventId }, opts: opts(eventId) })),
-    ),
-    // The metrics worker drains every uncounted event from Postgres: one wake-up per call is enough.
-    queues[QUEUE_NAMES.metrics].add('drain', { eventId: eventIds[0]! }, opts(eventIds[0]!)),
+    queues[QUEUE_NAMES.webhookFanout].add('drain', wakeUp, opts),
+    queues[QUEUE_NAMES.metrics].add('drain', wakeUp, opts),
   ]);
   if (marks) marks.add(eventIds);
   else await markPublished(db, eventIds);

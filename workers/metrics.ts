@@ -10,6 +10,9 @@ import { rollupPending } from '../shared/db/metrics.js';
 import { republishPending } from '../shared/events.js';
 import { QUEUE_NAMES, type EventJob } from '../shared/queues.js';
 import type { WorkerDeps } from './deps.js';
+import { Drainer } from './drainer.js';
+
+export { Drainer };
 
 export interface RollupOptions {
   /** Largest batch counted in one transaction. */
@@ -17,40 +20,6 @@ export interface RollupOptions {
   concurrency?: number;
   /** How often the timer drains (and re-publishes unpublished events). */
   sweepEveryMs?: number;
-}
-
-/**
- * Runs one drain at a time. A kick during a drain makes it go round once more, so every kick's
- * promise settles after a pass that started after the kick.
- */
-export class Drainer {
-  private running: Promise<void> | null = null;
-  private again = false;
-
-  constructor(
-    private readonly step: () => Promise<{ claimed: number }>,
-    private readonly batch: number,
-  ) {}
-
-  kick(): Promise<void> {
-    if (this.running) {
-      this.again = true;
-      return this.running;
-    }
-    this.running = this.loop().finally(() => {
-      this.running = null;
-    });
-    return this.running;
-  }
-
-  private async loop(): Promise<void> {
-    do {
-      this.again = false;
-      while ((await this.step()).claimed >= this.batch) {
-        // a full batch: there may be more
-      }
-    } while (this.again);
-  }
 }
 
 export function startMetricsWorker(deps: WorkerDeps, opts: RollupOptions = {}): Worker<EventJob> {

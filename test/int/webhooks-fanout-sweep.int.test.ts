@@ -1,15 +1,15 @@
-// Durability of the webhook fan-out: an event whose fan-out job Redis lost after publication
-// (events.published_at set) still gets its deliveries, from the sweeper the fan-out worker runs.
+// The webhook fan-out drains the event log: an event whose wake-up never came (Redis lost it, or
+// its publication failed) is fanned out by the timed drain, and concurrent drains fan each event
+// out exactly once.
 import type { Worker } from 'bullmq';
 import { expect } from 'chai';
-import { QUEUE_NAMES } from '../../shared/queues.js';
-import { fanOutEvent, startWebhookFanout, sweepFanouts } from '../../workers/webhook-fanout.js';
+import { fanOutEvent, fanOutPending, startWebhookFanout } from '../../workers/webhook-fanout.js';
 import { until } from '../helpers/receiver.js';
 import { seedEmail, seedEvent } from '../helpers/webhook-seed.js';
 import { startWebhookStack, type WebhookStack } from '../helpers/webhook-stack.js';
 import { workerDepsFor } from '../helpers/workers.js';
 
-describe('webhook fan-out sweep', () => {
+describe('webhook fan-out drain', () => {
   let s: WebhookStack;
 
   before(async () => {
@@ -20,65 +20,63 @@ describe('webhook fan-out sweep', () => {
     await s.close();
   });
 
-  async function publishedEvent(): Promise<string> {
+  /** An event recorded but never published: no wake-up job exists for it. */
+  async function unpublishedEvent(type: 'email.delivered' | 'email.sent' = 'email.delivered'): Promise<string> {
     const email = await seedEmail(s.api.deps.sql, {
       orgId: s.org.organization.id,
       domainId: s.org.domains['acme.test']!.id,
     });
-    const ev = await seedEvent(s.api.deps.sql, email, 'email.delivered', 'ann@example.com');
-    await s.publish([ev.id]);
-    return ev.id;
+    return (await seedEvent(s.api.deps.sql, email, type, 'ann@example.com')).id;
   }
 
-  const ageBy2Minutes = (id: string) =>
-    s.api.deps.sql`update events set published_at = published_at - interval '2 minutes' where id = ${id}`;
+  const deliveriesOf = async (ids: string[]) =>
+    await s.api.deps.sql<{ event_id: string }[]>`select event_id from webhook_deliveries where event_id = any(${ids})`;
 
-  const deliveriesOf = async (id: string) =>
-    (await s.api.deps.sql<{ id: string }[]>`select id from webhook_deliveries where event_id = ${id}`).length;
+  const unfanned = async (ids: string[]) =>
+    (await s.api.deps.sql`select id from events where id = any(${ids}) and webhooks_fanned_at is null`).length;
 
-  it('the fan-out worker re-enqueues a published event whose job Redis lost', async () => {
-    const id = await publishedEvent();
-    // Redis loses the job (flush, failover) after publication was recorded.
-    await (await s.api.deps.queues[QUEUE_NAMES.webhookFanout].getJob(id))!.remove();
-    await ageBy2Minutes(id);
+  it('the timer drains an event whose wake-up was lost', async () => {
     const deps = workerDepsFor(s.api);
     let worker: Worker | null = null;
     try {
-      worker = startWebhookFanout(deps, { sweepEveryMs: 100 });
-      await until(async () => (await deliveriesOf(id)) === 1);
-      const [ev] = await s.api.deps.sql<{ webhooks_fanned_at: Date | null }[]>`
-        select webhooks_fanned_at from events where id = ${id}`;
-      expect(ev!.webhooks_fanned_at).to.be.an.instanceOf(Date);
+      worker = startWebhookFanout(deps, { drainEveryMs: 100 });
+      // The first event may go out with the start-up drain; the second is recorded after the first
+      // was claimed (that pass found less than a batch, so it ended): only a later, timed drain
+      // can fan it out.
+      const first = await unpublishedEvent();
+      await until(async () => (await deliveriesOf([first])).length === 1);
+      const id = await unpublishedEvent();
+      await until(async () => (await deliveriesOf([id])).length === 1);
+      expect(await unfanned([id])).to.equal(0);
     } finally {
       await worker?.close();
       await deps.close();
     }
   });
 
-  it('leaves fanned-out events, recent events and waiting jobs alone; replaces a failed job', async () => {
-    const deps = workerDepsFor(s.api);
-    const queue = s.api.deps.queues[QUEUE_NAMES.webhookFanout];
+  it('concurrent drains fan every pending event out exactly once and skip fanned-out ones', async () => {
+    const deps = [workerDepsFor(s.api), workerDepsFor(s.api), workerDepsFor(s.api)];
     try {
-      const done = await publishedEvent();
-      expect(await fanOutEvent(deps, done)).to.equal(1);
-      await ageBy2Minutes(done);
-      const waiting = await publishedEvent();
-      await ageBy2Minutes(waiting);
-      const recent = await publishedEvent();
-      await (await queue.getJob(recent))!.remove();
-      expect(await sweepFanouts(deps)).to.equal(0);
-      expect(await queue.getJob(recent)).to.equal(undefined);
-
-      // A job that gave up (all attempts failed during an outage) is replaced by a fresh one.
-      const job = (await queue.getJob(waiting))!;
-      await s.api.deps.redis.zadd(`${queue.qualifiedName}:failed`, Date.now(), waiting);
-      await s.api.deps.redis.lrem(`${queue.qualifiedName}:wait`, 0, waiting);
-      expect(await job.getState()).to.equal('failed');
-      expect(await sweepFanouts(deps)).to.equal(1);
-      expect(await (await queue.getJob(waiting))!.getState()).to.equal('waiting');
-      expect(await deliveriesOf(done)).to.equal(1);
+      const done = await unpublishedEvent();
+      expect(await fanOutEvent(deps[0]!, done)).to.equal(1);
+      const ids: string[] = [];
+      for (let i = 0; i < 30; i++) ids.push(await unpublishedEvent());
+      const noHook = await unpublishedEvent('email.sent');
+      let claimed = 0;
+      for (;;) {
+        const passes = await Promise.all(deps.map((d) => fanOutPending(d, 4)));
+        const n = passes.reduce((sum, p) => sum + p.claimed, 0);
+        if (n === 0) break;
+        claimed += n;
+      }
+      expect(claimed).to.equal(31);
+      const rows = await deliveriesOf(ids);
+      expect(rows.map((r) => r.event_id).sort()).to.deep.equal([...ids].sort());
+      expect(await deliveriesOf([done])).to.have.length(1);
+      expect(await deliveriesOf([noHook])).to.have.length(0);
+      expect(await unfanned([...ids, noHook, done])).to.equal(0);
     } finally {
-      await deps.close();
+      for (const d of deps) await d.close();
     }
   });
 });
