@@ -146,7 +146,10 @@ async function countClaimed(tx: Db, claimed: ClaimedEvent[]): Promise<number> {
   const deltas: Delta[] = [];
   for (const e of live) {
     const engagement = e.type === 'email.opened' || e.type === 'email.clicked';
-    if (engagement && e.recipient_id && !firsts.has(`${e.recipient_id}|${e.type}`)) continue;
+    if (engagement && e.recipient_id) {
+      // Only the first open/click of a recipient counts, also when two land in the same batch.
+      if (!firsts.delete(`${e.recipient_id}|${e.type}`)) continue;
+    }
     const counts = countersOf(e as never);
     if (Object.keys(counts).length === 0) continue;
     deltas.push({

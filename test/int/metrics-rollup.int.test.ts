@@ -97,11 +97,20 @@ describe('metrics rollup', () => {
       ev(e, 'email.clicked', { url: 'https://x.test/1' }),
       ev(e, 'email.clicked', { url: 'https://x.test/2' }),
     ]);
+    // Both opens in one batch count once too.
+    const same = await sendRows();
+    const pair = await recordEvents(api.deps.sql, [ev(same, 'email.opened'), ev(same, 'email.opened')]);
+    await rollupEvents(
+      api.deps.sql,
+      pair.map((r) => r.id),
+    );
+    const mid = (await totals()).totals;
+    expect(mid.opened - before.opened).to.equal(1);
     // Two batches, so the second open meets the first in another transaction.
     await rollupEvents(api.deps.sql, [rows[0]!.id, rows[2]!.id]);
     await rollupEvents(api.deps.sql, [rows[1]!.id, rows[3]!.id]);
     const after = (await totals()).totals;
-    expect(after.opened - before.opened).to.equal(1);
+    expect(after.opened - before.opened).to.equal(2);
     expect(after.clicked - before.clicked).to.equal(1);
   });
 
