@@ -1,4 +1,4 @@
-// The web console (DESIGN §2, docs/console.md), mounted at /console beside the API: server-
+// The web console (DESIGN §2; README "Web console"), mounted at /console beside the API: server-
 // rendered pages, no script. Each page row says who may open it; the wrapper signs the request
 // in (or sends it to the login page), checks the CSRF token of every POST and the role, and
 // renders any failure as a page.

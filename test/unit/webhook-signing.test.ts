@@ -11,7 +11,7 @@ import { track } from '../helpers/resources.js';
 const secret = newSigningSecret();
 const body = JSON.stringify({ type: 'email.delivered', created_at: '2025-01-01T00:00:00.000Z', data: { x: 'é' } });
 
-// The README's receiver examples (docs/webhooks.md), kept identical here so they are tested.
+// The README's receiver examples (section Webhooks), kept identical here so they are tested.
 function koaReceiver(signingSecret: string, seen: unknown[]): Koa {
   const app = new Koa();
   app.use(async (ctx) => {
