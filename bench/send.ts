@@ -3,13 +3,9 @@
 // JSON body. Test mode goes through every step of a send (auth, rate limit, validation, the
 // Postgres transaction, the BullMQ job) except the network. Targets on the 2-core machine:
 // POST /emails ≥ 1,000 emails/s with p99 < 50 ms at 50 connections; batch ≥ 10,000 emails/s.
-import { createOrganization } from '../shared/bootstrap.js';
-import { insertDomain } from '../shared/db/domains.js';
-import { mintKey } from '../shared/db/keys.js';
-import { setOrgRateLimit } from '../shared/db/orgs.js';
 import { alternate, type MeasureOptions } from './lib/measure.js';
 import { startServer, type Child } from './lib/processes.js';
-import { createBenchStack } from './lib/stack.js';
+import { createBenchSender, createBenchStack } from './lib/stack.js';
 
 export const description = 'POST /emails and POST /emails/batch (test key) vs a bare Koa JSON route';
 
@@ -20,19 +16,7 @@ export async function run(measure: MeasureOptions): Promise<void> {
   const stack = await createBenchStack();
   const children: Child[] = [];
   try {
-    const org = await createOrganization(stack.sql, 'tern', { name: 'Bench', adminEmail: 'bench@example.test' });
-    const orgId = org.organization.id;
-    // High enough that the bucket never refuses: the benchmark measures sending, not 429s.
-    await setOrgRateLimit(stack.sql, orgId, { perSecond: 100000, burst: 100000 });
-    await insertDomain(stack.sql, { orgId, name: 'bench.test', status: 'verified' });
-    const { token } = await mintKey(stack.sql, 'tern', {
-      orgId,
-      name: 'bench send',
-      mode: 'test',
-      permission: 'SEND',
-      domainIds: [],
-      createdBy: null,
-    });
+    const { token } = await createBenchSender(stack, 'bench send');
     const floor = await startServer('bench/servers/floor', {});
     children.push(floor);
     const tern = await startServer('api/http', {

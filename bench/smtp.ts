@@ -9,13 +9,11 @@
 import nodemailer, { type SendMailOptions } from 'nodemailer';
 import { createOrganization } from '../shared/bootstrap.js';
 import { insertDomain } from '../shared/db/domains.js';
-import { mintKey } from '../shared/db/keys.js';
-import { setOrgRateLimit } from '../shared/db/orgs.js';
 import type { MeasureOptions } from './lib/measure.js';
 import { startProcess, startServer, type Child } from './lib/processes.js';
 import { alternateRates, type RateSummary } from './lib/rates.js';
 import { alternateSmtp } from './lib/smtp-measure.js';
-import { createBenchStack, type BenchStack } from './lib/stack.js';
+import { createBenchSender, createBenchStack, type BenchStack } from './lib/stack.js';
 
 export const description = 'SMTP relay (→ queued emails) and MX (→ parsed inbound) vs a bare smtp-server';
 
@@ -34,18 +32,7 @@ export async function measureRelay(measure: MeasureOptions): Promise<void> {
   const stack = await createBenchStack();
   const children: Child[] = [];
   try {
-    const org = await createOrganization(stack.sql, 'tern', { name: 'Bench', adminEmail: 'bench@example.test' });
-    const orgId = org.organization.id;
-    await setOrgRateLimit(stack.sql, orgId, { perSecond: 100000, burst: 100000 });
-    await insertDomain(stack.sql, { orgId, name: 'bench.test', status: 'verified' });
-    const { key, token } = await mintKey(stack.sql, 'tern', {
-      orgId,
-      name: 'bench relay (test)',
-      mode: 'test',
-      permission: 'SEND',
-      domainIds: [],
-      createdBy: null,
-    });
+    const { keyId, token } = await createBenchSender(stack, 'bench relay (test)');
     const floor = await startServer('bench/servers/smtp-floor', {});
     children.push(floor);
     const relay = await startServer('bench/servers/relay', {
@@ -62,7 +49,7 @@ export async function measureRelay(measure: MeasureOptions): Promise<void> {
     );
     const s = await alternateSmtp(
       { name: 'floor', port: floor.port, auth: { user: 'bench', pass: 'bench' }, message },
-      { name: 'relay', port: relay.port, auth: { user: key.id, pass: token }, message },
+      { name: 'relay', port: relay.port, auth: { user: keyId, pass: token }, message },
       { ...measure, connections },
     );
     const [row] = await stack.sql<{ n: string }[]>`select count(*) as n from emails where source = 'smtp'`;

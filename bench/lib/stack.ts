@@ -1,5 +1,9 @@
 // A throw-away install for a benchmark: its own database (created from the migrations) and its
 // own Redis prefix, both removed by `drop()`.
+import { createOrganization } from '../../shared/bootstrap.js';
+import { insertDomain } from '../../shared/db/domains.js';
+import { mintKey } from '../../shared/db/keys.js';
+import { setOrgRateLimit } from '../../shared/db/orgs.js';
 import { randomBytes } from 'node:crypto';
 import postgres from 'postgres';
 import { migrate } from '../../shared/db/migrate.js';
@@ -60,4 +64,27 @@ export async function createBenchStack(): Promise<BenchStack> {
       }
     },
   };
+}
+
+/**
+ * An organization that sends from the verified domain bench.test with a test SEND key, its rate
+ * limit raised so that the bucket never refuses (the benchmarks measure sending, not 429s).
+ */
+export async function createBenchSender(
+  stack: BenchStack,
+  keyName: string,
+): Promise<{ orgId: string; keyId: string; token: string }> {
+  const org = await createOrganization(stack.sql, 'tern', { name: 'Bench', adminEmail: 'bench@example.test' });
+  const orgId = org.organization.id;
+  await setOrgRateLimit(stack.sql, orgId, { perSecond: 100000, burst: 100000 });
+  await insertDomain(stack.sql, { orgId, name: 'bench.test', status: 'verified' });
+  const { key, token } = await mintKey(stack.sql, 'tern', {
+    orgId,
+    name: keyName,
+    mode: 'test',
+    permission: 'SEND',
+    domainIds: [],
+    createdBy: null,
+  });
+  return { orgId, keyId: key.id, token };
 }
