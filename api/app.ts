@@ -1,51 +1,37 @@
-// Builds the Koa app without listening (tests use app.callback()). Routes come from the
-// permission table: each row gets authorize(rule) → JSON body → its handler.
-import Router from '@koa/router';
+// Builds the Koa app without listening (tests use app.callback()). API routes come from the
+// permission table (api/dispatch.ts): each row gets authorize(rule) → JSON body → its handler.
 import Koa from 'koa';
-import { ROUTES, routeId } from '../shared/permissions.js';
+import { apiRoutes } from './dispatch.js';
 import { errorMiddleware } from './middleware/errors.js';
-import { authorize } from './middleware/authorize.js';
-import { jsonBody } from './middleware/body.js';
-import { idempotency } from './middleware/idempotency.js';
-import { inboundIntake } from './routes/inbound-intake.js';
+import { INTAKE_PATH, inboundIntake } from './routes/inbound-intake.js';
 import { allHandlers } from './routes/index.js';
 import { trackingRouter } from './routes/tracking.js';
 import { consoleMiddleware } from './console/router.js';
 import type { ApiCustom, ApiState, AppDeps, Handlers } from './types.js';
 
 export const API_PREFIX = '/api/v1';
-
-export function buildApiRouter(handlers: Handlers, defaultBodyLimit: number): Router<ApiState, ApiCustom> {
-  const router = new Router<ApiState, ApiCustom>({ prefix: API_PREFIX });
-  const unused = new Set(Object.keys(handlers));
-  for (const rule of ROUTES) {
-    const id = routeId(rule);
-    const handler = handlers[id];
-    if (!handler) throw new Error(`permission table row "${id}" has no handler`);
-    unused.delete(id);
-    const chain = [authorize(rule), jsonBody(rule.bodyLimit ?? defaultBodyLimit)];
-    if (rule.idempotent) chain.push(idempotency());
-    router.register(rule.path, [rule.method], [...chain, handler as never]);
-  }
-  if (unused.size > 0) throw new Error(`handlers without a permission table row: ${[...unused].join(', ')}`);
-  return router;
-}
+const API_PREFIX_SLASH = `${API_PREFIX}/`;
 
 export function createApp(deps: AppDeps, handlers: Handlers = allHandlers): Koa<ApiState, ApiCustom> {
   const app = new Koa<ApiState, ApiCustom>({ proxy: process.env.TRUST_PROXY === 'true' });
   app.context.deps = deps;
   app.silent = true; // errors are rendered and logged by errorMiddleware
   app.use(errorMiddleware());
-  app.use(healthRoutes());
+  const api = apiRoutes(API_PREFIX, handlers, deps.config.bodyLimitBytes);
+  const intake = inboundIntake();
   // Tracking links (/t/*) take no API key: the signed token is the credential.
-  app.use(trackingRouter().routes());
+  const tracking = trackingRouter().routes() as unknown as Koa.Middleware<ApiState, ApiCustom>;
   // The console (/console/*) signs people in with a session cookie, never an API key.
-  app.use(consoleMiddleware());
-  app.use(inboundIntake());
-  const api = buildApiRouter(handlers, deps.config.bodyLimitBytes);
-  app.use(api.routes());
-  // Not the throwing mode: that one drops the Allow header; errorMiddleware renders the 405/501.
-  app.use(api.allowedMethods());
+  const consolePages = consoleMiddleware();
+  const health = healthRoutes();
+  // One look at the path picks the part of the app; an API request passes no other middleware.
+  app.use((ctx, next) => {
+    const path = ctx.path;
+    if (path.startsWith(API_PREFIX_SLASH)) return path === INTAKE_PATH ? intake(ctx, next) : api(ctx, next);
+    if (path.startsWith('/t/')) return tracking(ctx, next);
+    if (path === '/console' || path.startsWith('/console/')) return consolePages(ctx, next);
+    return health(ctx, next);
+  });
   return app;
 }
 

@@ -71,6 +71,29 @@ describe('errors', () => {
     expect(res.headers.get('allow')).to.contain('GET');
   });
 
+  it('answers OPTIONS with Allow, HEAD like GET without a body, and ignores one trailing slash', async () => {
+    const options = await fetch(`${api.url}/api/v1/keys`, { method: 'OPTIONS' });
+    expect(options.status).to.equal(200);
+    expect(options.headers.get('allow')).to.equal('GET, HEAD, POST, OPTIONS');
+    const headers = { authorization: `Bearer ${org.key.token}` };
+    const head = await fetch(`${api.url}/api/v1/keys/me`, { method: 'HEAD', headers });
+    expect(head.status).to.equal(200);
+    expect(head.headers.get('ratelimit-limit')).to.be.a('string');
+    expect(await head.text()).to.equal('');
+    const slash = await api.request('GET', '/keys/me/', { token: org.key.token });
+    expect(slash.status).to.equal(200);
+    expect(slash.json.id).to.equal(org.key.id);
+  });
+
+  it('decodes percent-encoded path parameters and answers 404 for an unknown id', async () => {
+    const res = await api.request('GET', `/keys/${encodeURIComponent(org.key.id)}`, { token: org.key.token });
+    expect(res.status).to.equal(200);
+    expect(res.json.id).to.equal(org.key.id);
+    const odd = await api.request('GET', '/keys/key%20%2F..%2Fnope', { token: org.key.token });
+    expect(odd.status).to.equal(404);
+    expect(odd.json.error.code).to.equal('not_found');
+  });
+
   it('answers 400 invalid_json for a malformed body', async () => {
     const res = await api.request('POST', '/keys', {
       token: org.key.token,

@@ -1,6 +1,9 @@
 // The per-key token bucket (DESIGN §9) through HTTP: exact burst under concurrency, honest
-// Retry-After, RateLimit-* headers on every authenticated answer, org-configurable.
+// Retry-After, RateLimit-* headers on every authenticated answer, org-configurable; and the
+// leases of high limits, which must never admit more than the one bucket holds.
 import { expect } from 'chai';
+import { leaseSize, RateLimiter, type Bucket } from '../../shared/rate-limit.js';
+import type { Redis } from '../../shared/redis.js';
 import { seedOrg, type SeededOrg } from '../helpers/seed.js';
 import { startApi, type TestApi, type TestResponse } from '../helpers/stack.js';
 
@@ -105,3 +108,80 @@ describe('rate limit', () => {
 });
 
 const ct = { 'content-type': 'application/json' };
+
+describe('rate limit leases (high limits)', () => {
+  let api: TestApi;
+  before(async () => {
+    api = await startApi();
+  });
+  after(async () => api.close());
+
+  /** A limiter as one web process has it, counting its Redis calls. */
+  function processLimiter(): { limiter: RateLimiter; calls: () => number } {
+    const real = api.deps.redis;
+    let n = 0;
+    const counting = Object.create(real) as Redis;
+    counting.ternTokenBucket = (...args: Parameters<Redis['ternTokenBucket']>) => {
+      n++;
+      return real.ternTokenBucket(...args);
+    };
+    return { limiter: new RateLimiter(counting, api.deps.redisKeys.rateLimit), calls: () => n };
+  }
+
+  it('leases nothing at the default limit and a slice of the refill at high limits', () => {
+    expect(leaseSize({ perSecond: 10, burst: 20 })).to.equal(0);
+    expect(leaseSize({ perSecond: 100, burst: 1000 })).to.equal(0);
+    expect(leaseSize({ perSecond: 1000, burst: 5000 })).to.equal(10);
+    expect(leaseSize({ perSecond: 100000, burst: 100000 })).to.equal(1000);
+    expect(leaseSize({ perSecond: 100000, burst: 50 })).to.equal(5);
+  });
+
+  it('admits no more than the bucket holds across two processes, asking Redis about once per lease', async () => {
+    const bucket: Bucket = { perSecond: 1000, burst: 5000 };
+    const lease = leaseSize(bucket);
+    const a = processLimiter();
+    const b = processLimiter();
+    const id = `lease-${Date.now()}`;
+    const started = Date.now();
+    const results = await Promise.all(
+      Array.from({ length: 7000 }, (_, i) => (i % 2 ? a : b).limiter.take(id, bucket)),
+    );
+    const elapsed = Date.now() - started;
+    const admitted = results.filter((r) => r.allowed).length;
+    const refill = Math.ceil((elapsed * bucket.perSecond) / 1000) + 1;
+    expect(admitted, `elapsed ${elapsed} ms`).to.be.at.most(bucket.burst + refill);
+    // Unspent leases withhold at most one lease per process.
+    expect(admitted).to.be.at.least(bucket.burst - 2 * lease);
+    for (const r of results.filter((x) => !x.allowed)) expect(r.retryAfterSeconds).to.be.at.least(1);
+    // While the bucket held whole leases each Redis call admitted lease + 1 requests; after it,
+    // the refill trickles in and every admission or refusal may cost a call of its own.
+    const refused = results.length - admitted;
+    const bound = Math.ceil(bucket.burst / (lease + 1)) + Math.max(0, admitted - bucket.burst) + refused;
+    expect(a.calls() + b.calls()).to.be.at.most(bound + 10);
+    expect(a.calls() + b.calls()).to.be.below(results.length / 2);
+  });
+
+  it('serves a steady stream of requests from leases', async () => {
+    const bucket: Bucket = { perSecond: 100000, burst: 100000 };
+    const p = processLimiter();
+    const id = `lease-steady-${Date.now()}`;
+    for (let i = 0; i < 5000; i++) expect((await p.limiter.take(id, bucket)).allowed).to.equal(true);
+    // (+3: a lease also ends after LEASE_TTL_MS on a slow machine)
+    expect(p.calls()).to.be.at.most(Math.ceil(5000 / (leaseSize(bucket) + 1)) + 3);
+  });
+
+  it('spends a lease only under the limits it was taken with', async () => {
+    const p = processLimiter();
+    const id = `lease-change-${Date.now()}`;
+    const high: Bucket = { perSecond: 1000, burst: 5000 };
+    expect((await p.limiter.take(id, high)).allowed).to.equal(true);
+    expect(p.calls()).to.equal(1);
+    expect((await p.limiter.take(id, high)).allowed).to.equal(true);
+    expect(p.calls()).to.equal(1); // from the lease
+    const low: Bucket = { perSecond: 1, burst: 3 };
+    const r = await p.limiter.take(id, low);
+    expect(p.calls()).to.equal(2); // the new limits go to Redis
+    expect(r.limit).to.equal(3);
+    expect(r.remaining).to.be.at.most(2);
+  });
+});
