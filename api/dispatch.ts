@@ -37,7 +37,9 @@ export function apiRoutes(prefix: string, handlers: Handlers, defaultBodyLimit: 
     const handler = handlers[id];
     if (!handler) throw new Error(`permission table row "${id}" has no handler`);
     unused.delete(id);
-    const mws: Middleware[] = [authorize(rule), jsonBody(rule.bodyLimit ?? defaultBodyLimit)];
+    const mws: Middleware[] = [authorize(rule)];
+    // A GET (or HEAD) has no body to read.
+    if (rule.method !== 'GET') mws.push(jsonBody(rule.bodyLimit ?? defaultBodyLimit));
     if (rule.idempotent) mws.push(idempotency());
     mws.push(handler as never);
     const route: Route = { run: chain(mws) };

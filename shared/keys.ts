@@ -1,7 +1,7 @@
 // API key tokens (DESIGN §1, §3): `<brand>_live_<secret>` / `<brand>_test_<secret>`, the secret
 // 32 random bytes in base62. Only a 12-character prefix and the SHA-256 hex of the whole token
 // are ever stored.
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 
 export const PERMISSIONS = ['SEND', 'FULL', 'ADMIN'] as const;
 export type Permission = (typeof PERMISSIONS)[number];
@@ -35,7 +35,8 @@ export function mintToken(brand: string, mode: Mode): MintedToken {
 }
 
 export function hashToken(token: string): string {
-  return createHash('sha256').update(token).digest('hex');
+  // The one-shot crypto.hash: no Hash object per call (every API request hashes its token).
+  return hash('sha256', token, 'hex');
 }
 
 /** The mode a token claims by its prefix, or null when it is not a token of this brand. */
