@@ -143,9 +143,7 @@ describe('rate limit leases (high limits)', () => {
     const b = processLimiter();
     const id = `lease-${Date.now()}`;
     const started = Date.now();
-    const results = await Promise.all(
-      Array.from({ length: 7000 }, (_, i) => (i % 2 ? a : b).limiter.take(id, bucket)),
-    );
+    const results = await Promise.all(Array.from({ length: 7000 }, (_, i) => (i % 2 ? a : b).limiter.take(id, bucket)));
     const elapsed = Date.now() - started;
     const admitted = results.filter((r) => r.allowed).length;
     const refill = Math.ceil((elapsed * bucket.perSecond) / 1000) + 1;
