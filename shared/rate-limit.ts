@@ -1,13 +1,16 @@
 // Per-key request rate limit: a Redis token bucket evaluated by one Lua script (rate-limit.lua).
 //
 // Keys with a high limit take tokens in leases: the call that spends a request's token also takes
-// up to 10 ms of the bucket's refill (LEASE_WINDOW_MS), and the process spends those from memory
-// without asking Redis again. Every request admitted anywhere still spent one token of the one
-// bucket in Redis, so the limit is never exceeded, whatever the number of web processes. The
-// cost is bounded: a lease left unspent (a process that stops, a lease that expires after
-// LEASE_TTL_MS) withholds at most 10 ms of refill from the other processes. At the default
-// limit (10/s, burst 20) a lease would hold less than one token, so every request asks Redis.
+// a few more (at most 10 ms of the bucket's refill and a tenth of its burst, sized to the
+// process's recent use of the key), and the process spends them from memory for at most
+// LEASE_TTL_MS without asking Redis again. Every request admitted anywhere spent a token of the
+// one bucket in Redis, and the script lets the bucket refill only up to the burst minus the
+// tokens leased in the last two lease windows, so bucket and leases never hold more than the
+// burst, whatever the number of web processes. A lease left unspent withholds its tokens for at
+// most two windows (20 ms). At the default limit (10/s, burst 20) a lease would hold less than
+// two tokens, so every request asks Redis.
 import { readFileSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
 import { fromRoot } from './paths.js';
 import { coalesceWrites, type Redis } from './redis.js';
 
@@ -34,11 +37,23 @@ function source(): string {
 
 declare module 'ioredis' {
   interface RedisCommander {
-    ternTokenBucket(key: string, rate: number, burst: number, cost: number, lease: number): Promise<number[]>;
+    ternTokenBucket(
+      key: string,
+      rate: number,
+      burst: number,
+      cost: number,
+      lease: number,
+      windowMs: number,
+    ): Promise<number[]>;
   }
 }
 
 export class RateLimiter {
+  /** Per bucket id: the lease being spent, and how large the next one should be. */
+  private readonly leases = new Map<string, Lease>();
+  /** The Redis call under way per bucket id that takes a lease. */
+  private readonly pending = new Map<string, Promise<RateLimitResult>>();
+
   constructor(
     private readonly redis: Redis,
     private readonly keyOf: (id: string) => string,
@@ -49,49 +64,40 @@ export class RateLimiter {
     }
   }
 
-  /** Tokens taken from Redis ahead of need, per bucket id. */
-  private readonly leases = new Map<string, Lease>();
-  /** The Redis call under way per bucket id, so that concurrent requests share its lease. */
-  private readonly pending = new Map<string, Promise<RateLimitResult>>();
-
   async take(id: string, bucket: Bucket, cost = 1): Promise<RateLimitResult> {
-    const want = leaseSize(bucket);
-    if (want === 0) return this.remote(id, bucket, cost, 0);
-    for (;;) {
-      const local = this.fromLease(id, bucket, cost);
-      if (local) return local;
-      const under = this.pending.get(id);
-      if (!under) break;
-      // Another request is fetching a lease for this key: wait for it, then spend from it.
-      const r = await under.catch(() => null);
-      if (!r?.allowed) break;
+    const max = leaseSize(bucket);
+    if (max === 0) return await this.remote(id, bucket, cost, 0);
+    const local = this.fromLease(id, bucket, cost);
+    if (local) return local;
+    const under = this.pending.get(id);
+    if (under) {
+      // Another request of this key is taking a lease: spend from it when it comes (its failure
+      // is this request's too), else ask Redis for this request's own token only.
+      await under;
+      const spent = this.fromLease(id, bucket, cost);
+      if (spent) return spent;
+      const lease = this.leases.get(id);
+      if (lease) lease.missed += cost; // the next lease is sized for these too
+      return await this.remote(id, bucket, cost, 0);
     }
-    const call = this.remote(id, bucket, cost, want);
+    const call = this.remote(id, bucket, cost, this.nextLease(id, bucket, max));
     this.pending.set(id, call);
     try {
       return await call;
     } finally {
-      if (this.pending.get(id) === call) this.pending.delete(id);
+      this.pending.delete(id);
     }
   }
 
   private fromLease(id: string, bucket: Bucket, cost: number): RateLimitResult | null {
     const lease = this.leases.get(id);
-    if (!lease) return null;
-    const now = Date.now();
-    if (
-      lease.tokens < cost ||
-      now - lease.at > LEASE_TTL_MS ||
-      lease.perSecond !== bucket.perSecond ||
-      lease.burst !== bucket.burst
-    ) {
-      if (lease.tokens < cost || now - lease.at > LEASE_TTL_MS) this.leases.delete(id);
+    if (!lease || lease.tokens < cost || lease.perSecond !== bucket.perSecond || lease.burst !== bucket.burst) {
       return null;
     }
+    if (performance.now() - lease.at > LEASE_TTL_MS) return null;
     lease.tokens -= cost;
-    // What the bucket held after the lease, what is left of the lease, and the refill since.
-    const refilled = Math.floor(((now - lease.at) * bucket.perSecond) / 1000);
-    const remaining = Math.min(bucket.burst, lease.remaining + lease.tokens + refilled);
+    lease.used += cost;
+    const remaining = Math.min(bucket.burst, lease.remaining + lease.tokens);
     return {
       allowed: true,
       limit: bucket.burst,
@@ -101,8 +107,23 @@ export class RateLimiter {
     };
   }
 
+  /**
+   * The size of the next lease: twice the last one when it ran out before its time, else twice
+   * what was spent of it; at least 2 and at most `max`.
+   */
+  private nextLease(id: string, bucket: Bucket, max: number): number {
+    const last = this.leases.get(id);
+    if (!last || last.perSecond !== bucket.perSecond || last.burst !== bucket.burst) {
+      return Math.min(max, FIRST_LEASE);
+    }
+    const ranOut = last.tokens === 0 && last.granted > 0;
+    return Math.max(2, Math.min(max, ranOut ? (last.granted + last.missed) * 2 : (last.used + last.missed) * 2));
+  }
+
   private async remote(id: string, bucket: Bucket, cost: number, lease: number): Promise<RateLimitResult> {
-    // One EVALSHA per request: the requests read in one event-loop turn share one socket write.
+    // Taken before the call: the lease's time runs from before Redis granted it.
+    const at = performance.now();
+    // One EVALSHA per call: the calls made in one event-loop turn share one socket write.
     coalesceWrites(this.redis);
     const [allowed, remaining, fullMs, waitMs, granted] = await this.redis.ternTokenBucket(
       this.keyOf(id),
@@ -110,17 +131,18 @@ export class RateLimiter {
       bucket.burst,
       cost,
       lease,
+      lease > 0 ? 2 * LEASE_TTL_MS : 0,
     );
-    if (allowed === 1 && (granted ?? 0) > 0) {
-      if (this.leases.size >= MAX_LEASES) this.leases.clear();
-      this.leases.set(id, {
-        tokens: granted!,
+    if (lease > 0)
+      this.keep(id, {
+        tokens: granted ?? 0,
+        granted: granted ?? 0,
+        used: 0,
+        missed: 0,
         remaining: remaining ?? 0,
-        at: Date.now(),
-        perSecond: bucket.perSecond,
-        burst: bucket.burst,
+        at,
+        ...bucket,
       });
-    }
     return {
       allowed: allowed === 1,
       limit: bucket.burst,
@@ -129,26 +151,42 @@ export class RateLimiter {
       retryAfterSeconds: allowed === 1 ? 0 : Math.max(1, Math.ceil((waitMs ?? 0) / 1000)),
     };
   }
+
+  private keep(id: string, lease: Lease): void {
+    this.leases.delete(id); // re-inserted last: the map's order is the order of use
+    if (this.leases.size >= MAX_LEASES) {
+      // The oldest entries first; their leases have long ended.
+      for (const old of this.leases.keys()) {
+        this.leases.delete(old);
+        if (this.leases.size < MAX_LEASES * 0.9) break;
+      }
+    }
+    this.leases.set(id, lease);
+  }
 }
 
 interface Lease {
   /** Tokens of the lease not spent yet. */
   tokens: number;
+  granted: number;
+  used: number;
+  /** Requests that waited for this lease and found it spent. */
+  missed: number;
   /** Tokens the bucket held in Redis once the lease was taken. */
   remaining: number;
+  /** performance.now() before the call that took it. */
   at: number;
   perSecond: number;
   burst: number;
 }
 
-/** A lease covers at most this much of the bucket's refill… */
-export const LEASE_WINDOW_MS = 10;
-/** …and at most a tenth of the bucket, and is dropped this long after it was taken. */
-export const LEASE_TTL_MS = 1000;
+/** A lease holds at most this much of the bucket's refill, and is spent within this time. */
+export const LEASE_TTL_MS = 10;
+const FIRST_LEASE = 8;
 const MAX_LEASES = 10_000;
 
-/** Tokens to take ahead of need for `bucket`; 0 (no lease) when that would be under 2 tokens. */
+/** The largest lease for `bucket`; 0 (no leases) when it would be under 2 tokens. */
 export function leaseSize(bucket: Bucket): number {
-  const n = Math.floor(Math.min((bucket.perSecond * LEASE_WINDOW_MS) / 1000, bucket.burst / 10));
+  const n = Math.floor(Math.min((bucket.perSecond * LEASE_TTL_MS) / 1000, bucket.burst / 10));
   return n >= 2 ? n : 0;
 }
