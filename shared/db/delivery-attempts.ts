@@ -45,7 +45,10 @@ export async function leaseRecipients(
     update email_recipients r set attempts = r.attempts + 1, attempt_started_at = now(), attempt_job = old.job_id,
            updated_at = now()
     from (select o.id, w.job_id, o.attempt_started_at is not null as resumed
-          from jsonb_to_recordset(${jsonb(db, wanted.map((w) => ({ id: w.id, job_id: w.jobId })))}::jsonb)
+          from jsonb_to_recordset(${jsonb(
+            db,
+            wanted.map((w) => ({ id: w.id, job_id: w.jobId })),
+          )}::jsonb)
                  as w(id text, job_id text)
           join email_recipients o on o.id = w.id) old
     where r.id = old.id and r.status = any(${PENDING})
@@ -63,7 +66,10 @@ export async function finishLeasedEmails(db: Db, leased: { emailId: string; jobI
   if (leased.length === 0) return;
   await db`
     update emails e set status = 'sent', updated_at = now()
-    from jsonb_to_recordset(${jsonb(db, leased.map((l) => ({ id: l.emailId, job_id: l.jobId })))}::jsonb)
+    from jsonb_to_recordset(${jsonb(
+      db,
+      leased.map((l) => ({ id: l.emailId, job_id: l.jobId })),
+    )}::jsonb)
            as l(id text, job_id text)
     where e.id = l.id and e.status = 'processing'
       and not exists (select 1 from email_recipients where email_id = e.id and status in ('queued', 'scheduled'))
