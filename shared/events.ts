@@ -5,6 +5,7 @@
 // `republishPending`.
 import { newId } from './ids.js';
 import type { Db } from './db/pool.js';
+import { MicroBatcher } from './micro-batch.js';
 import type { Mode } from './keys.js';
 import { QUEUE_NAMES, type Queues } from './queues.js';
 
@@ -179,6 +180,26 @@ export async function publishEvents(
   ]);
   if (marks) marks.add(eventIds);
   else await markPublished(db, eventIds);
+}
+
+/**
+ * `publishEvents` for a busy publisher (the delivery worker): the events of many jobs share one
+ * pair of wake-up jobs (the consumers drain every pending event anyway) and one batch of marks.
+ * `publish` resolves once the wake-ups are in Redis, as `publishEvents` does.
+ */
+export class EventPublisher {
+  private readonly batcher: MicroBatcher<string[], null>;
+
+  constructor(db: Db, queues: Pick<Queues, 'webhook-fanout' | 'metrics-rollup'>, marks: PublishedMarks) {
+    this.batcher = new MicroBatcher(async (lists) => {
+      await publishEvents(db, queues, lists.flat(), marks);
+      return lists.map(() => null);
+    });
+  }
+
+  async publish(eventIds: string[]): Promise<void> {
+    if (eventIds.length > 0) await this.batcher.add(eventIds);
+  }
 }
 
 /** Re-publishes events recorded more than `olderThanMs` ago whose publication never happened. */

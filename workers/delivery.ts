@@ -1,88 +1,59 @@
 // The delivery queue: one job per message (or per retry of its pending recipients). The handler
 // is a list of named steps: load → checkPause → (checkCaps) → handOver (claim, suppression,
 // email.sent, lease: one transaction) → deliver (render, DKIM, VERP, SMTP; or the test-mode
-// simulation; one transaction per result) → publish. Each recipient's attempt is recorded before
+// simulation; one statement per result) → publish. Load, hand-over, results and publication are
+// batched across the jobs running at once (one statement for many jobs; each job waits for its
+// own batch to commit, so the order of the steps and their guarantees are those of one job). Each recipient's attempt is recorded before
 // SMTP (attempts + 1, in-flight marker) and its result after, so a job re-run after a 250 never
 // sends again. A repeatable `sweep` job re-enqueues stuck messages.
 import { Worker, type Job, type WorkerOptions } from 'bullmq';
 import {
   claimEmail,
   finishEmail,
-  finishLeasedEmail,
-  getDeliveryEmail,
   holdRecipients,
-  leaseRecipients,
-  markSent,
-  pendingRecipients,
-  releaseScheduled,
   reserveCap,
   unclaimEmail,
   type DeliveryEmail,
   type DeliveryRecipient,
 } from '../shared/db/delivery.js';
-import { publishEvents, PublishedMarks, recordEvents } from '../shared/events.js';
+import { EventPublisher, PublishedMarks } from '../shared/events.js';
 import { Outbound } from '../shared/mail/outbound/index.js';
 import { providerOf } from '../shared/mail/providers.js';
 import { QUEUE_NAMES, type DeliveryJob } from '../shared/queues.js';
 import type { WorkerDeps } from './deps.js';
 import { evaluateAlertRules } from './delivery/alerts.js';
 import { nextUtcMidnight, utcDate, warmupCap } from './delivery/caps.js';
-import { applyVerdict, eventOf, recordVerdict, type RecipientRef } from './delivery/record.js';
+import { HandOvers } from './delivery/handover.js';
+import { DeliveryLoader, load } from './delivery/load.js';
+import { eventOf, OutcomeRecorder, outcomeOf, recordVerdict, type RecipientRef } from './delivery/record.js';
 import { scheduleNext, startSweeper, SWEEP_JOB } from './delivery/schedule.js';
 import { deliverLive, type Leased, type LiveContext } from './delivery/send.js';
 import { DEFAULT_THROTTLE, ProviderThrottle, type ThrottleOptions } from './delivery/throttle.js';
 import * as tracker from '../shared/tracking.js';
 import { simulate, type Verdict } from './delivery/verdict.js';
 
-/** An attempt with no recorded result older than this may be taken over by another job. */
-export const ATTEMPT_LEASE_SECONDS = 15 * 60;
+export { ATTEMPT_LEASE_SECONDS } from './delivery/handover.js';
+
+/**
+ * The steps whose statements are shared by the worker's concurrent jobs (one statement or Redis
+ * round trip for a batch of jobs; each job still waits for its own writes to commit).
+ */
+interface Batched {
+  loader: DeliveryLoader;
+  handOvers: HandOvers;
+  recorder: OutcomeRecorder;
+  publisher: EventPublisher;
+}
 
 type Ctx = LiveContext & {
   jobId: string;
-  marks?: PublishedMarks;
+  batched: Batched;
 };
 
 /** What one job learned while it ran: events to publish, recipients settled for good. */
 interface JobState {
   outbox: string[];
   final: number;
-}
-
-/**
- * A scheduled message is released when its time has come. A job that fires early (the message
- * was rescheduled later while its job was already running) re-delays itself to `scheduled_at`.
- */
-async function releaseSchedule(deps: WorkerDeps, email: DeliveryEmail): Promise<boolean> {
-  if (email.status !== 'scheduled') return true;
-  const at = email.scheduled_at?.getTime() ?? 0;
-  if (at > Date.now() + 1000) {
-    await deps.queues.delivery.add(
-      'email',
-      { emailId: email.id },
-      { jobId: `${email.id}-${at}`, delay: at - Date.now() },
-    );
-    return false;
-  }
-  return await releaseScheduled(deps.sql, email.id);
-}
-
-async function load(deps: WorkerDeps, emailId: string) {
-  const [first, loadedPending] = await Promise.all([
-    getDeliveryEmail(deps.sql, emailId),
-    pendingRecipients(deps.sql, emailId),
-  ]);
-  let email = first;
-  let pending = loadedPending;
-  if (!email || email.status === 'canceled' || email.status === 'failed') return null;
-  if (email.status === 'scheduled') {
-    if (!(await releaseSchedule(deps, email))) return null;
-    email = { ...email, status: 'queued' };
-    // Its recipients were `scheduled` (not pending) when read alongside the message.
-    pending = await pendingRecipients(deps.sql, emailId);
-  }
-  const soon = Date.now() + 1000;
-  const due = pending.filter((r) => r.next_attempt_at === null || r.next_attempt_at.getTime() <= soon);
-  return { email, pending, due };
 }
 
 /** A paused org holds its messages (never drops them) and looks again every recheck period. */
@@ -128,15 +99,10 @@ async function checkCaps(deps: WorkerDeps, email: DeliveryEmail, due: DeliveryRe
 
 const SUPPRESSED: Verdict = { kind: 'rejected', response: 'suppressed', detail: 'Suppressed' };
 
-/** The message was canceled between load and hand-over: the transaction rolls back. */
-class Canceled extends Error {}
-
 /**
- * Everything before SMTP in one transaction (one commit), its statements pipelined (one round
- * trip; each sees the writes of those before it): claim the message when the API still holds it,
- * reject suppressed recipients, email.sent for recipients handed over for the first time, the
- * attempt lease (attempts + 1, in-flight marker) recorded before talking SMTP, and the message
- * 'sent' once leased. Null when the message was canceled meanwhile.
+ * Everything before SMTP, in one transaction shared with other jobs' hand-overs (workers/delivery/
+ * handover.ts): claim, suppressed recipients rejected, email.sent, the attempt lease and the
+ * message 'sent' once leased. Null when the message was canceled meanwhile.
  */
 async function handOver(ctx: Ctx, email: DeliveryEmail, due: DeliveryRecipient[], claim: boolean, state: JobState) {
   const { deps } = ctx;
@@ -149,42 +115,25 @@ async function handOver(ctx: Ctx, email: DeliveryEmail, due: DeliveryRecipient[]
     const provider = r.provider ?? providerOf(r.domain, []).id;
     return eventOf(email, { id: r.id, email: r.email, provider }, 'email.sent', `${r.id}:sent`);
   });
-  const ids = rest.map((r) => r.id);
-  try {
-    const { created, leases } = await deps.sql.begin(async (tx) => {
-      const [claimed, rejected, , sentRows, leases] = await Promise.all([
-        claim ? claimEmail(tx, email.id) : true,
-        Promise.all(
-          suppressed.map((r) =>
-            applyVerdict(
-              tx,
-              deps,
-              email,
-              { id: r.id, email: r.email, attempts: r.attempts, provider: r.provider },
-              SUPPRESSED,
-            ),
-          ),
-        ),
-        markSent(
-          tx,
-          fresh.map((r) => r.id),
-        ),
-        recordEvents(tx, sent),
-        leaseRecipients(tx, ids, ctx.jobId, ATTEMPT_LEASE_SECONDS),
-        // With an attempt leased the message is handed over (unclaimEmail would change nothing).
-        finishLeasedEmail(tx, email.id, ids, ctx.jobId),
-      ]);
-      if (!claimed) throw new Canceled();
-      return { created: [...rejected.flatMap((x) => x.created), ...sentRows].map((e) => e.id), leases };
-    });
-    state.final += suppressed.length;
-    state.outbox.push(...created);
-    const byId = new Map(rest.map((r) => [r.id, r]));
-    return leases.map((l) => ({ ...byId.get(l.id)!, attempts: l.attempts, resumed: l.resumed }));
-  } catch (err) {
-    if (err instanceof Canceled) return null;
-    throw err;
-  }
+  const rejected = suppressed.map(
+    (r) =>
+      outcomeOf(deps, email, { id: r.id, email: r.email, attempts: r.attempts, provider: r.provider }, SUPPRESSED)
+        .outcome,
+  );
+  const done = await ctx.batched.handOvers.handOver({
+    emailId: email.id,
+    claim,
+    jobId: ctx.jobId,
+    fresh: fresh.map((r) => r.id),
+    sent,
+    lease: rest.map((r) => r.id),
+    rejected,
+  });
+  if (!done) return null;
+  state.final += suppressed.length;
+  state.outbox.push(...done.created);
+  const byId = new Map(rest.map((r) => [r.id, r]));
+  return done.leases.map((l) => ({ ...byId.get(l.id)!, attempts: l.attempts, resumed: l.resumed }));
 }
 
 async function deliver(ctx: Ctx, email: DeliveryEmail, leased: (Leased & { resumed: boolean })[], state: JobState) {
@@ -195,7 +144,7 @@ async function deliver(ctx: Ctx, email: DeliveryEmail, leased: (Leased & { resum
   }
   let bounced = false;
   const record = async (r: RecipientRef, v: Verdict) => {
-    const events = await recordVerdict(ctx.deps, email, r, v, state.outbox);
+    const events = await recordVerdict(ctx.deps, ctx.batched.recorder, email, r, v, state.outbox);
     if (events.some((e) => e.type === 'email.bounced' || e.type === 'email.complained')) bounced = true;
     if (!events.some((e) => e.type === 'email.delivery_delayed')) state.final++;
   };
@@ -211,7 +160,7 @@ async function deliver(ctx: Ctx, email: DeliveryEmail, leased: (Leased & { resum
 }
 
 export async function processDelivery(ctx: Ctx, job: DeliveryJob): Promise<void> {
-  const loaded = await load(ctx.deps, job.emailId);
+  const loaded = await load(ctx.deps, ctx.batched.loader, job.emailId);
   if (!loaded) return;
   const { email, pending } = loaded;
   const state: JobState = { outbox: [], final: 0 };
@@ -236,7 +185,7 @@ export async function processDelivery(ctx: Ctx, job: DeliveryJob): Promise<void>
     }
   } finally {
     // Committed events reach the consumers even when a later step failed (else the sweep would).
-    await publishEvents(ctx.deps.sql, ctx.deps.queues, state.outbox, ctx.marks);
+    await ctx.batched.publisher.publish(state.outbox);
   }
   // Every recipient settled for good: no retry or hold can be due later.
   if (state.final < pending.length) await scheduleNext(ctx.deps, email.id);
@@ -257,11 +206,20 @@ export async function startDeliveryWorker(deps: WorkerDeps, opts: DeliveryWorker
   const marks = new PublishedMarks(deps.sql, (err) =>
     deps.logger.warn({ event: 'EVENTS_MARK_FAILED', err }, 'marking events published failed; they will be republished'),
   );
+  const batched: Batched = {
+    loader: new DeliveryLoader(deps.sql),
+    handOvers: new HandOvers(deps.sql),
+    recorder: new OutcomeRecorder(deps.sql),
+    publisher: new EventPublisher(deps.sql, deps.queues, marks),
+  };
   const worker = new Worker<DeliveryJob>(
     QUEUE_NAMES.delivery,
     async (job: Job<DeliveryJob>) => {
       if (job.name === SWEEP_JOB) return await startSweeper.sweep(deps, deps.config.deliverySweepGraceSeconds);
-      await processDelivery({ deps, outbound, throttle, tracker, jobId: job.id ?? job.data.emailId, marks }, job.data);
+      await processDelivery(
+        { deps, outbound, throttle, tracker, jobId: job.id ?? job.data.emailId, batched },
+        job.data,
+      );
     },
     {
       connection: deps.bull,

@@ -32,12 +32,13 @@ export interface Child {
   stop(): Promise<void>;
 }
 
+// BENCH_NODE_ARGS reaches the children's node, servers and workers alike (e.g. "--cpu-prof
+// --cpu-prof-dir=/tmp/prof" to profile Tern under load; NODE_OPTIONS refuses --cpu-prof).
+const nodeArgs = () => (process.env.BENCH_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
+
 /** Spawns an entry; stop() sends SIGTERM, then SIGKILL after 10 s, and waits for the exit. */
 function spawnEntry(relative: string, env: Record<string, string>): { child: ChildProcess; stop(): Promise<void> } {
-  // BENCH_NODE_ARGS reaches the children's node (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" to
-  // profile Tern under load; NODE_OPTIONS refuses --cpu-prof).
-  const extra = (process.env.BENCH_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
-  const args = [...extra, ...(fromSource ? ['--import', 'tsx'] : []), entry(relative)];
+  const args = [...nodeArgs(), ...(fromSource ? ['--import', 'tsx'] : []), entry(relative)];
   const child: ChildProcess = spawn(process.execPath, args, {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'ignore', 'inherit'],
@@ -77,7 +78,7 @@ export async function startServer(relative: string, env: Record<string, string>)
  */
 export async function startWorker(relative: string, env: Record<string, string>): Promise<Omit<Child, 'port' | 'url'>> {
   const prof = process.env.BENCH_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_CPU_PROF] : [];
-  const args = [...prof, ...(fromSource ? ['--import', 'tsx'] : []), entry(relative)];
+  const args = [...nodeArgs(), ...prof, ...(fromSource ? ['--import', 'tsx'] : []), entry(relative)];
   const child: ChildProcess = spawn(process.execPath, args, {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],

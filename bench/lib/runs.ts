@@ -23,6 +23,8 @@ export interface RunSummary {
   /** Median of the per-pair ratios tern / floor. */
   ratio: number;
   ternLatency: { p50: number; p99: number } | null;
+  /** The second floor, when one was given: its median and Tern's median per-round ratio to it. */
+  second?: { name: string; floor: number; ratio: number };
 }
 
 export function percentile(xs: number[], p: number): number {
@@ -32,36 +34,61 @@ export function percentile(xs: number[], p: number): number {
 
 const rate = (r: RunResult) => (r.seconds > 0 ? r.items / r.seconds : 0);
 
-function line(name: string, r: RunResult, unit: string): string {
+function line(name: string, r: RunResult, unit: string, width = 8): string {
   const lat = r.latencies?.length
     ? `   p50 ${percentile(r.latencies, 50).toFixed(1).padStart(7)} ms   p99 ${percentile(r.latencies, 99).toFixed(1).padStart(7)} ms`
     : '';
-  return `${name.padEnd(8)} ${rate(r).toFixed(0).padStart(8)} ${unit}${lat}`;
+  return `${name.padEnd(width)} ${rate(r).toFixed(0).padStart(8)} ${unit}${lat}`;
 }
 
-/** Warms both sides with one slice each, then runs `pairs` alternating slices; prints every figure. */
-export async function alternateRuns(floor: Side, tern: Side, pairs: number, unit: string): Promise<RunSummary> {
-  await floor.slice(0);
-  await tern.slice(0);
-  const f: RunResult[] = [];
+const ratioOf = (t: RunResult, f: RunResult) => (rate(f) > 0 ? rate(t) / rate(f) : 0);
+
+/**
+ * Warms each side with one slice, then runs `pairs` alternating rounds (floor, [second floor,]
+ * Tern); prints every figure. A second floor (e.g. a like-for-like variant of the first) is
+ * measured in the same rounds, A B C A B C …, and Tern's ratio to it is reported beside the
+ * ratio to the primary floor.
+ */
+export async function alternateRuns(
+  floor: Side,
+  tern: Side,
+  pairs: number,
+  unit: string,
+  second?: Side,
+): Promise<RunSummary> {
+  const floors = second ? [floor, second] : [floor];
+  const w = Math.max(8, ...[...floors, tern].map((s) => s.name.length));
+  for (const side of [...floors, tern]) await side.slice(0);
+  const f: RunResult[][] = floors.map(() => []);
   const t: RunResult[] = [];
   for (let i = 1; i <= pairs; i++) {
-    f.push(await floor.slice(i));
+    for (const [k, side] of floors.entries()) f[k]!.push(await side.slice(i));
     t.push(await tern.slice(i));
-    const ratio = rate(f.at(-1)!) > 0 ? rate(t.at(-1)!) / rate(f.at(-1)!) : 0;
-    console.log(`  pair ${i}  ${line(floor.name, f.at(-1)!, unit)}`);
-    console.log(`          ${line(tern.name, t.at(-1)!, unit)}   ratio ${ratio.toFixed(2)}`);
+    for (const [k, side] of floors.entries()) {
+      console.log(`  ${k === 0 ? `pair ${i}` : ''}`.padEnd(10) + line(side.name, f[k]!.at(-1)!, unit, w));
+    }
+    const ratios = f.map((rs) => ratioOf(t.at(-1)!, rs.at(-1)!).toFixed(2)).join(' / ');
+    console.log(`          ${line(tern.name, t.at(-1)!, unit, w)}   ratio ${ratios}`);
   }
   const lat = t.flatMap((r) => r.latencies ?? []);
+  const medRatio = (rs: RunResult[]) => median(rs.map((x, i) => ratioOf(t[i]!, x)));
   const summary: RunSummary = {
-    floor: median(f.map(rate)),
+    floor: median(f[0]!.map(rate)),
     tern: median(t.map(rate)),
-    ratio: median(f.map((x, i) => (rate(x) > 0 ? rate(t[i]!) / rate(x) : 0))),
+    ratio: medRatio(f[0]!),
     ternLatency: lat.length > 0 ? { p50: percentile(lat, 50), p99: percentile(lat, 99) } : null,
+    ...(second ? { second: { name: second.name, floor: median(f[1]!.map(rate)), ratio: medRatio(f[1]!) } } : {}),
   };
-  console.log(`  median  ${floor.name.padEnd(8)} ${summary.floor.toFixed(0).padStart(8)} ${unit}`);
-  console.log(`          ${tern.name.padEnd(8)} ${summary.tern.toFixed(0).padStart(8)} ${unit}`);
-  console.log(`  median of per-pair ratios: ${summary.ratio.toFixed(2)}`);
+  for (const [k, side] of [...floors, tern].entries()) {
+    const m = k < floors.length ? median(f[k]!.map(rate)) : summary.tern;
+    console.log(
+      `  ${k === 0 ? 'median' : ''}`.padEnd(10) + `${side.name.padEnd(w)} ${m.toFixed(0).padStart(8)} ${unit}`,
+    );
+  }
+  console.log(`  median of per-pair ratios: ${summary.ratio.toFixed(2)}${second ? ` (to ${floor.name})` : ''}`);
+  if (summary.second) {
+    console.log(`                             ${summary.second.ratio.toFixed(2)} (to ${second!.name})`);
+  }
   return summary;
 }
 

@@ -1,10 +1,7 @@
-// SQL of the delivery engine: loading a message for delivery, claiming it, per-recipient
-// attempt bookkeeping (recorded before and after SMTP), daily caps, the sweeper's look-up and
-// the alert-rule counts. Suppressions are shared/db/suppressions.ts.
-import { newId } from '../ids.js';
-import { eventRows, type EventRow, type NewEvent } from '../events.js';
+// SQL of the delivery engine: loading messages for delivery, claiming them, daily caps, holds and
+// the sweeper's look-up. Per-recipient attempt bookkeeping (recorded before and after SMTP) is
+// shared/db/delivery-attempts.ts; suppressions are shared/db/suppressions.ts.
 import type { Db, Sql } from './pool.js';
-import type { NewSuppression } from './suppressions.js';
 
 export interface DeliveryEmail {
   id: string;
@@ -68,18 +65,24 @@ export interface DeliveryRecipient {
 
 export const PENDING: RecipientStatus[] = ['queued', 'sent', 'delivery_delayed'];
 
+const DELIVERY_EMAIL_COLUMNS = `
+  e.*, o.sending_paused, o.daily_cap, o.track_opens as org_track_opens, o.track_clicks as org_track_clicks,
+  o.alert_rules, d.name as domain_name, d.dkim_selector, d.dkim_private_key, d.verified_at as domain_verified_at,
+  d.track_opens as domain_track_opens, d.track_clicks as domain_track_clicks,
+  exists (select 1 from email_attachments a where a.email_id = e.id) as has_attachments`;
+
 export async function getDeliveryEmail(db: Db, id: string): Promise<DeliveryEmail | null> {
-  const [row] = await db<DeliveryEmail[]>`
-    select e.*, o.sending_paused, o.daily_cap, o.track_opens as org_track_opens,
-           o.track_clicks as org_track_clicks, o.alert_rules,
-           d.name as domain_name, d.dkim_selector, d.dkim_private_key, d.verified_at as domain_verified_at,
-           d.track_opens as domain_track_opens, d.track_clicks as domain_track_clicks,
-           exists (select 1 from email_attachments a where a.email_id = e.id) as has_attachments
+  return (await getDeliveryEmails(db, [id]))[0] ?? null;
+}
+
+/** Several messages at once (for the jobs of one batch); missing ids are left out. */
+export async function getDeliveryEmails(db: Db, ids: string[]): Promise<DeliveryEmail[]> {
+  return await db<DeliveryEmail[]>`
+    select ${db.unsafe(DELIVERY_EMAIL_COLUMNS)}
     from emails e
     join organizations o on o.id = e.org_id
     join domains d on d.id = e.domain_id
-    where e.id = ${id}`;
-  return row ?? null;
+    where e.id = any(${ids})`;
 }
 
 export interface StoredAttachment {
@@ -96,13 +99,18 @@ export async function listAttachments(db: Db, emailId: string): Promise<StoredAt
 }
 
 export async function pendingRecipients(db: Db, emailId: string): Promise<DeliveryRecipient[]> {
+  return await pendingRecipientsOf(db, [emailId]);
+}
+
+/** The pending recipients of several messages, by message then id. */
+export async function pendingRecipientsOf(db: Db, emailIds: string[]): Promise<DeliveryRecipient[]> {
   return await db<DeliveryRecipient[]>`
     select r.id, r.email_id, r.field, r.address, r.email, r.domain, r.provider, r.status, r.attempts,
            r.next_attempt_at, r.attempt_started_at, r.attempt_job, r.cap_day::text as cap_day,
            exists (select 1 from suppressions s where s.org_id = r.org_id and s.email = lower(r.email)
                    and (s.domain_id is null or s.domain_id = e.domain_id)) as suppressed
     from email_recipients r join emails e on e.id = r.email_id
-    where r.email_id = ${emailId} and r.status = any(${PENDING}) order by r.id`;
+    where r.email_id = any(${emailIds}) and r.status = any(${PENDING}) order by r.email_id, r.id`;
 }
 
 /** Takes a message from the API's hands; false when it was canceled (or already taken). */
@@ -111,6 +119,15 @@ export async function claimEmail(db: Db, id: string): Promise<boolean> {
     update emails set status = 'processing', updated_at = now()
     where id = ${id} and status in ('scheduled', 'queued') returning id`;
   return rows.length === 1;
+}
+
+/** `claimEmail` for several messages; returns the ids claimed. */
+export async function claimEmails(db: Db, ids: string[]): Promise<string[]> {
+  if (ids.length === 0) return [];
+  const rows = await db<{ id: string }[]>`
+    update emails set status = 'processing', updated_at = now()
+    where id = any(${ids}) and status in ('scheduled', 'queued') returning id`;
+  return rows.map((r) => r.id);
 }
 
 /**
@@ -171,92 +188,6 @@ export async function reserveCap(
   });
 }
 
-/** Marks recipients handed to delivery (email.sent); returns those that changed. */
-export async function markSent(db: Db, ids: string[]): Promise<string[]> {
-  if (ids.length === 0) return [];
-  const rows = await db<{ id: string }[]>`
-    update email_recipients set status = 'sent', wait_reason = null, last_event = 'email.sent',
-           last_event_at = now(), updated_at = now()
-    where id = any(${ids}) and status = 'queued' returning id`;
-  return rows.map((r) => r.id);
-}
-
-/**
- * Records an attempt BEFORE talking SMTP: attempts + 1 and the in-flight marker. Only recipients
- * not held by another live attempt are taken (a re-run of the same job, or an attempt older than
- * the lease, may take theirs over).
- */
-export async function leaseRecipients(
-  db: Db,
-  ids: string[],
-  jobId: string,
-  leaseSeconds: number,
-): Promise<{ id: string; attempts: number; resumed: boolean }[]> {
-  if (ids.length === 0) return [];
-  return await db<{ id: string; attempts: number; resumed: boolean }[]>`
-    update email_recipients r set attempts = r.attempts + 1, attempt_started_at = now(), attempt_job = ${jobId},
-           updated_at = now()
-    from (select id, attempt_started_at is not null as resumed from email_recipients where id = any(${ids})) old
-    where r.id = old.id and r.status = any(${PENDING})
-      and (r.attempt_started_at is null or r.attempt_job = ${jobId}
-           or r.attempt_started_at < now() - make_interval(secs => ${leaseSeconds}))
-    returning r.id, r.attempts, old.resumed`;
-}
-
-export interface OutcomePatch {
-  status: RecipientStatus;
-  waitReason: string | null;
-  nextAttemptAt: Date | null;
-  lastResponse: string | null;
-  lastEvent: string;
-  provider: string | null;
-  delivered?: boolean;
-  complained?: boolean;
-}
-
-/**
- * A recipient's result in ONE statement (atomic without a transaction; one round trip and one
- * commit instead of five statements): the recipient's next state after SMTP (in-flight marker cleared), the
- * message's last event, its events (skipped by dedupe key, as `recordEvents`) and a suppression
- * (as `addSuppression`). Returns the events this call created.
- */
-export async function recordOutcome(
-  db: Db,
-  o: {
-    recipientId: string;
-    emailId: string;
-    patch: OutcomePatch;
-    events: NewEvent[];
-    suppression: NewSuppression | null;
-  },
-): Promise<EventRow[]> {
-  const { patch: p, suppression: s } = o;
-  if (o.events.length === 0) throw new Error('recordOutcome needs at least one event');
-  const suppress = s
-    ? db`, s as (
-        insert into suppressions (id, org_id, email, domain_id, reason, source_email_id)
-        values (${newId('sup')}, ${s.orgId}, ${s.email.toLowerCase()}, ${s.domainId}, ${s.reason}, ${s.sourceEmailId})
-        on conflict (org_id, email, (coalesce(domain_id, ''))) do nothing returning id)`
-    : db``;
-  // Data-modifying CTEs run exactly once whether or not the outer statement reads them.
-  return await db<EventRow[]>`
-    with r as (
-      update email_recipients set status = ${p.status}, wait_reason = ${p.waitReason},
-             next_attempt_at = ${p.nextAttemptAt}, last_response = coalesce(${p.lastResponse}, last_response),
-             last_event = ${p.lastEvent}, last_event_at = now(), provider = coalesce(${p.provider}, provider),
-             delivered_at = case when ${p.delivered ?? false} then now() else delivered_at end,
-             complained_at = case when ${p.complained ?? false} then now() else complained_at end,
-             attempt_started_at = null, attempt_job = null, updated_at = now()
-      where id = ${o.recipientId} returning id),
-    m as (
-      update emails set last_event = ${p.lastEvent}, last_event_at = now(), updated_at = now()
-      where id = ${o.emailId} returning id)
-    ${suppress}
-    insert into events ${db(eventRows(o.events) as never)}
-    on conflict (dedupe_key) do nothing
-    returning *`;
-}
-
 export async function failEmail(db: Db, emailId: string): Promise<void> {
   await db`update emails set status = 'failed', updated_at = now() where id = ${emailId} and status = 'processing'`;
 }
@@ -267,20 +198,6 @@ export async function finishEmail(db: Db, emailId: string): Promise<void> {
     update emails set status = 'sent', updated_at = now()
     where id = ${emailId} and status = 'processing'
       and not exists (select 1 from email_recipients where email_id = ${emailId} and status in ('queued', 'scheduled'))`;
-}
-
-/**
- * `finishEmail`, only when this transaction leased one of `ids` to `jobId` (sent after
- * `leaseRecipients` on the same transaction, so that both go in one round trip).
- */
-export async function finishLeasedEmail(db: Db, emailId: string, ids: string[], jobId: string): Promise<void> {
-  if (ids.length === 0) return;
-  await db`
-    update emails set status = 'sent', updated_at = now()
-    where id = ${emailId} and status = 'processing'
-      and not exists (select 1 from email_recipients where email_id = ${emailId} and status in ('queued', 'scheduled'))
-      and exists (select 1 from email_recipients
-                  where id = any(${ids}) and attempt_job = ${jobId} and attempt_started_at = now())`;
 }
 
 /**

@@ -1,7 +1,10 @@
-// Turns a verdict into the recipient's next state and its events, in one statement; the
-// caller publishes the events after commit. Dedupe keys make a re-run record nothing twice.
-import { recordOutcome, type DeliveryEmail, type OutcomePatch } from '../../shared/db/delivery.js';
+// Turns a verdict into the recipient's next state and its events, written in one statement
+// (batched across the worker's jobs); the caller publishes the events after commit. Dedupe keys
+// make a re-run record nothing twice.
+import type { DeliveryEmail } from '../../shared/db/delivery.js';
+import { recordOutcomes, type Outcome, type OutcomePatch } from '../../shared/db/delivery-attempts.js';
 import type { Db } from '../../shared/db/pool.js';
+import { MicroBatcher } from '../../shared/micro-batch.js';
 import type { EmailEventType, EventRow, NewEvent } from '../../shared/events.js';
 import type { WorkerDeps } from '../deps.js';
 import { retryDelaySeconds, type Verdict } from './verdict.js';
@@ -108,19 +111,17 @@ function plan(deps: WorkerDeps, email: DeliveryEmail, r: RecipientRef, verdict: 
 }
 
 /**
- * Writes one recipient's verdict in one statement: its next state, its events, the message's last
- * event and any suppression. Returns the events as planned and the rows this call created (a
- * re-run creates none: dedupe keys).
+ * A recipient's verdict as an outcome row (its next state, its events, any suppression) for
+ * `recordOutcomes`; `planned` are the events as planned (a re-run creates none: dedupe keys).
  */
-export async function applyVerdict(
-  db: Db,
+export function outcomeOf(
   deps: WorkerDeps,
   email: DeliveryEmail,
   r: RecipientRef,
   verdict: Verdict,
-): Promise<{ planned: NewEvent[]; created: EventRow[] }> {
+): { outcome: Outcome; planned: NewEvent[] } {
   const p = plan(deps, email, r, verdict, new Date());
-  const created = await recordOutcome(db, {
+  const outcome: Outcome = {
     recipientId: r.id,
     emailId: email.id,
     patch: p.patch,
@@ -129,22 +130,41 @@ export async function applyVerdict(
     suppression: p.suppress
       ? { orgId: email.org_id, email: r.email, domainId: null, reason: p.suppress, sourceEmailId: email.id }
       : null,
-  });
-  return { planned: p.events, created };
+  };
+  return { outcome, planned: p.events };
 }
 
 /**
- * Records one recipient's verdict (one statement, its own commit); the created events' ids go to
- * `outbox` (published by the caller after the job's writes). Returns the events as planned.
+ * Records outcomes of many jobs' recipients in one statement per batch (each its own commit as
+ * far as its job can tell: the job waits for the batch). A recipient is never twice in a batch.
+ */
+export class OutcomeRecorder {
+  private readonly batcher: MicroBatcher<Outcome, EventRow[]>;
+
+  constructor(db: Db) {
+    this.batcher = new MicroBatcher((items) => recordOutcomes(db, items), { keyOf: (o) => o.recipientId });
+  }
+
+  /** Records one recipient's outcome; resolves with the events it created once committed. */
+  record(outcome: Outcome): Promise<EventRow[]> {
+    return this.batcher.add(outcome);
+  }
+}
+
+/**
+ * Records one recipient's verdict; the created events' ids go to `outbox` (published by the
+ * caller after the job's writes). Returns the events as planned.
  */
 export async function recordVerdict(
   deps: WorkerDeps,
+  recorder: OutcomeRecorder,
   email: DeliveryEmail,
   r: RecipientRef,
   verdict: Verdict,
   outbox: string[],
 ): Promise<NewEvent[]> {
-  const { planned, created } = await applyVerdict(deps.sql, deps, email, r, verdict);
+  const { outcome, planned } = outcomeOf(deps, email, r, verdict);
+  const created = await recorder.record(outcome);
   outbox.push(...created.map((e) => e.id));
   return planned;
 }

@@ -76,26 +76,29 @@ export class Outbound {
         lastError = err;
         continue;
       }
-      const { sent, broken } = await this.sendAll(pc, target.host, pending, before, after);
+      const { sent, broken, dirty } = await this.sendAll(pc, target.host, pending, before, after);
       pending = pending.slice(sent);
-      await this.pool.release(pc, !broken);
+      await this.pool.release(pc, !broken, dirty);
     }
     for (const m of pending) after(m, connectionFailure(lastError, null));
   }
 
-  /** Sends until done or the connection breaks; `sent` counts messages that got a result. */
+  /**
+   * Sends until done or the connection breaks; `sent` counts messages that got a result, `dirty`
+   * tells that the last transaction was refused midway (the connection needs an RSET).
+   */
   private async sendAll(
     pc: PooledConnection,
     host: string,
     messages: OutboundMessage[],
     before: DeliverHooks['before'],
     after: (m: OutboundMessage, result: AttemptResult) => void,
-  ): Promise<{ sent: number; broken: boolean }> {
+  ): Promise<{ sent: number; broken: boolean; dirty: boolean }> {
     let dirty = false;
     for (let i = 0; i < messages.length; i++) {
       const m = messages[i]!;
       if (before && !(await before(m))) continue;
-      if (pc.closed) return { sent: i, broken: true };
+      if (pc.closed) return { sent: i, broken: true, dirty };
       try {
         if (dirty) await settle<boolean>(pc, (cb) => pc.conn.reset((err, ok) => cb(err ?? null, ok)));
         dirty = false;
@@ -110,11 +113,11 @@ export class Outbound {
         // No reply means the connection failed mid-transaction: this message is deferred (it
         // may or may not have arrived; a retry errs towards a duplicate over a loss, RFC 5321 §6.1).
         after(m, result);
-        if (!result.reply || pc.closed) return { sent: i + 1, broken: true };
+        if (!result.reply || pc.closed) return { sent: i + 1, broken: true, dirty: true };
         dirty = true;
       }
     }
-    return { sent: messages.length, broken: false };
+    return { sent: messages.length, broken: false, dirty };
   }
 
   close(): void {

@@ -1,7 +1,8 @@
 // Outbound SMTP connections, kept open between messages and capped per host. The cap is per
 // worker process (an in-process counting semaphore keyed by host:port): N worker processes open at
-// most N × OUTBOUND_CONNECTIONS_PER_HOST connections to one MX host. Idle connections are reset
-// (RSET) and reused for the next message to the same host, then closed after IDLE_MS.
+// most N × OUTBOUND_CONNECTIONS_PER_HOST connections to one MX host. Idle connections are reused
+// for the next message to the same host (reset with RSET first when their last transaction was
+// refused midway), then closed after IDLE_MS.
 import { isIP } from 'node:net';
 import SMTPConnection from 'nodemailer/lib/smtp-connection';
 import type { Target } from './types.js';
@@ -123,10 +124,14 @@ export class ConnectionPool {
     return pc;
   }
 
-  /** Returns a connection: kept for reuse when `reusable` and still open, else closed. */
-  async release(pc: PooledConnection, reusable: boolean): Promise<void> {
+  /**
+   * Returns a connection: kept for reuse when `reusable` and still open, else closed. `dirty`: its
+   * last transaction was left midway (a refused RCPT, say) and is reset first; a completed one
+   * (the reply to DATA) leaves nothing to reset (RFC 5321 §4.1.1.4), so that costs no round trip.
+   */
+  async release(pc: PooledConnection, reusable: boolean, dirty = true): Promise<void> {
     const s = this.state(pc.key);
-    if (reusable && !pc.closed && !this.closing) {
+    if (dirty && reusable && !pc.closed && !this.closing) {
       try {
         await settle<boolean>(pc, (cb) => pc.conn.reset((err, ok) => cb(err ?? null, ok)));
       } catch {
