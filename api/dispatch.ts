@@ -51,7 +51,8 @@ export function apiRoutes(prefix: string, handlers: Handlers, defaultBodyLimit: 
 
   const allowed = (path: string): HTTPMethod[] => [...methods].filter((m) => router.find(m, path) !== null);
 
-  return async (ctx, next) => {
+  // Not async: the route's chain's own promise is passed up as it is.
+  return (ctx, next) => {
     const path = ctx.path;
     const found = methods.has(ctx.method as HTTPMethod) ? router.find(ctx.method as HTTPMethod, path) : null;
     if (found) {
@@ -65,7 +66,7 @@ export function apiRoutes(prefix: string, handlers: Handlers, defaultBodyLimit: 
       ctx.set('Allow', header);
       ctx.status = 200;
       ctx.body = '';
-      return;
+      return Promise.resolve();
     }
     throw new ApiError('method_not_allowed', `${ctx.method} is not allowed on ${path}`, { Allow: header });
   };

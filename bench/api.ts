@@ -32,8 +32,8 @@ export async function run(measure: MeasureOptions): Promise<void> {
       `bench/api: ${measure.pairs} pairs of ${measure.sliceSeconds} s slices, ${measure.connections} connections`,
     );
     const s = await alternate(
-      { name: 'koa', url: `${floor.url}/floor` },
-      { name: 'tern', url: `${tern.url}/api/v1/keys/me`, headers },
+      { name: 'koa', url: `${floor.url}/floor`, pid: floor.pid },
+      { name: 'tern', url: `${tern.url}/api/v1/keys/me`, headers, pid: tern.pid },
       measure,
     );
     const verdict = s.ratio >= 0.6 && s.tern.p99 < 10 ? 'meets' : 'misses';

@@ -42,8 +42,24 @@ export async function run(measure: MeasureOptions): Promise<void> {
     console.log('POST /emails (1 recipient)');
     const one = JSON.stringify(ONE);
     const single = await alternate(
-      { name: 'koa', url: `${floor.url}/floor`, headers, body: one, itemsPerRequest: 1, item: 'emails' },
-      { name: 'tern', url: `${tern.url}/api/v1/emails`, headers, body: one, itemsPerRequest: 1, item: 'emails' },
+      {
+        name: 'koa',
+        url: `${floor.url}/floor`,
+        headers,
+        body: one,
+        itemsPerRequest: 1,
+        item: 'emails',
+        pid: floor.pid,
+      },
+      {
+        name: 'tern',
+        url: `${tern.url}/api/v1/emails`,
+        headers,
+        body: one,
+        itemsPerRequest: 1,
+        item: 'emails',
+        pid: tern.pid,
+      },
       measure,
     );
     const singleOk = single.tern.rps >= 1000 && single.tern.p99 < 50;
@@ -52,7 +68,15 @@ export async function run(measure: MeasureOptions): Promise<void> {
     console.log('POST /emails/batch (100 per request)');
     const batch = JSON.stringify(BATCH);
     const many = await alternate(
-      { name: 'koa', url: `${floor.url}/floor`, headers, body: batch, itemsPerRequest: 100, item: 'emails' },
+      {
+        name: 'koa',
+        url: `${floor.url}/floor`,
+        headers,
+        body: batch,
+        itemsPerRequest: 100,
+        item: 'emails',
+        pid: floor.pid,
+      },
       {
         name: 'tern',
         url: `${tern.url}/api/v1/emails/batch`,
@@ -60,6 +84,7 @@ export async function run(measure: MeasureOptions): Promise<void> {
         body: batch,
         itemsPerRequest: 100,
         item: 'emails',
+        pid: tern.pid,
       },
       measure,
     );

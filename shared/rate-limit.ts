@@ -1,14 +1,14 @@
 // Per-key request rate limit: a Redis token bucket evaluated by one Lua script (rate-limit.lua).
 //
 // Keys with a high limit take tokens in leases: the call that spends a request's token also takes
-// a few more (at most 10 ms of the bucket's refill and a tenth of its burst, sized to the
+// a few more (at most LEASE_TTL_MS of the bucket's refill and a tenth of its burst, sized to the
 // process's recent use of the key), and the process spends them from memory for at most
 // LEASE_TTL_MS without asking Redis again. Every request admitted anywhere spent a token of the
 // one bucket in Redis, and the script lets the bucket refill only up to the burst minus the
-// tokens leased in the last two lease windows, so bucket and leases never hold more than the
-// burst, whatever the number of web processes. A lease left unspent withholds its tokens for at
-// most two windows (20 ms). At the default limit (10/s, burst 20) a lease would hold less than
-// two tokens, so every request asks Redis.
+// tokens leased in the last two lease windows (LEASE_WINDOW_MS each, a little longer than a
+// lease lives), so bucket and leases never hold more than the burst, whatever the number of web
+// processes. A lease left unspent withholds its tokens for at most two windows. At the default
+// limit (10/s, burst 20) a lease would hold less than two tokens, so every request asks Redis.
 import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { fromRoot } from './paths.js';
@@ -53,6 +53,8 @@ export class RateLimiter {
   private readonly leases = new Map<string, Lease>();
   /** The Redis call under way per bucket id that takes a lease. */
   private readonly pending = new Map<string, Promise<RateLimitResult>>();
+  /** Tokens wanted by the requests waiting for that call, per bucket id. */
+  private readonly waiting = new Map<string, number>();
 
   constructor(
     private readonly redis: Redis,
@@ -64,23 +66,38 @@ export class RateLimiter {
     }
   }
 
+  /** The answer from this process's lease when it holds one, without waiting; else null. */
+  takeLeased(id: string, bucket: Bucket, cost = 1): RateLimitResult | null {
+    return leaseSize(bucket) === 0 ? null : this.fromLease(id, bucket, cost);
+  }
+
   async take(id: string, bucket: Bucket, cost = 1): Promise<RateLimitResult> {
     const max = leaseSize(bucket);
     if (max === 0) return await this.remote(id, bucket, cost, 0);
-    const local = this.fromLease(id, bucket, cost);
-    if (local) return local;
-    const under = this.pending.get(id);
-    if (under) {
-      // Another request of this key is taking a lease: spend from it when it comes (its failure
-      // is this request's too), else ask Redis for this request's own token only.
-      await under;
-      const spent = this.fromLease(id, bucket, cost);
-      if (spent) return spent;
-      const lease = this.leases.get(id);
-      if (lease) lease.missed += cost; // the next lease is sized for these too
-      return await this.remote(id, bucket, cost, 0);
+    // Requests that find a lease call under way wait for it and spend from its lease; when it
+    // is spent already, the first of them takes the next lease, sized for all who wait, and
+    // the others wait for that one. After two such rounds a request asks for its own token.
+    for (let round = 0; ; round++) {
+      const local = this.fromLease(id, bucket, cost);
+      if (local) return local;
+      const under = this.pending.get(id);
+      if (!under) break;
+      if (round === 2) {
+        const lease = this.leases.get(id);
+        if (lease) lease.missed += cost; // the next lease is sized for these too
+        return await this.remote(id, bucket, cost, 0);
+      }
+      this.waiting.set(id, (this.waiting.get(id) ?? 0) + cost);
+      try {
+        await under; // its failure is this request's too
+      } finally {
+        const n = this.waiting.get(id)! - cost;
+        if (n > 0) this.waiting.set(id, n);
+        else this.waiting.delete(id);
+      }
     }
-    const call = this.remote(id, bucket, cost, this.nextLease(id, bucket, max));
+    const want = Math.min(max, Math.max(this.nextLease(id, bucket, max), this.waiting.get(id) ?? 0));
+    const call = this.remote(id, bucket, cost, want);
     this.pending.set(id, call);
     try {
       return await call;
@@ -131,7 +148,7 @@ export class RateLimiter {
       bucket.burst,
       cost,
       lease,
-      lease > 0 ? 2 * LEASE_TTL_MS : 0,
+      lease > 0 ? LEASE_WINDOW_MS : 0,
     );
     if (lease > 0)
       this.keep(id, {
@@ -181,7 +198,9 @@ interface Lease {
 }
 
 /** A lease holds at most this much of the bucket's refill, and is spent within this time. */
-export const LEASE_TTL_MS = 10;
+export const LEASE_TTL_MS = 50;
+/** Redis counts a lease as outstanding for one to two windows of this length after its grant. */
+const LEASE_WINDOW_MS = LEASE_TTL_MS + 10;
 const FIRST_LEASE = 8;
 const MAX_LEASES = 10_000;
 

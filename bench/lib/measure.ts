@@ -2,6 +2,7 @@
 // (A B A B …) so that a busy machine slows both alike, and the figures are medians. The load
 // generator (autocannon) runs in this process; the servers run in child processes, so they do
 // not share its event loop.
+import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
 
 export interface Target {
@@ -14,6 +15,8 @@ export interface Target {
   itemsPerRequest?: number;
   /** Name of one item for the items/s column (default "items"). */
   item?: string;
+  /** The server's process: its CPU time per request is printed (Linux /proc). */
+  pid?: number;
 }
 
 export interface SliceResult {
@@ -23,6 +26,8 @@ export interface SliceResult {
   p99: number;
   /** Answers that were not 2xx, plus socket errors and timeouts: should be 0. */
   failures: number;
+  /** CPU time of the server process per request, µs (NaN when unknown). */
+  cpuUs: number;
 }
 
 export interface MeasureOptions {
@@ -32,14 +37,28 @@ export interface MeasureOptions {
 }
 
 export interface Summary {
-  floor: { rps: number; p50: number; p99: number };
-  tern: { rps: number; p50: number; p99: number };
+  floor: { rps: number; p50: number; p99: number; cpuUs: number };
+  tern: { rps: number; p50: number; p99: number; cpuUs: number };
   /** Median of the per-pair ratios tern rps / floor rps. */
   ratio: number;
   failures: number;
 }
 
+/** User + system CPU seconds of a process so far, or NaN where /proc is not readable. */
+function cpuSeconds(pid: number | undefined): number {
+  if (pid === undefined) return NaN;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the parenthesised command name; utime and stime are the 12th and 13th there.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100; // USER_HZ is 100 on Linux
+  } catch {
+    return NaN;
+  }
+}
+
 async function slice(target: Target, opts: MeasureOptions): Promise<SliceResult> {
+  const cpu0 = cpuSeconds(target.pid);
   const r = await autocannon({
     url: target.url,
     connections: opts.connections,
@@ -53,6 +72,7 @@ async function slice(target: Target, opts: MeasureOptions): Promise<SliceResult>
     p50: r.latency.p50,
     p99: r.latency.p99,
     failures: r.non2xx + r.errors + r.timeouts,
+    cpuUs: ((cpuSeconds(target.pid) - cpu0) * 1e6) / Math.max(1, r.requests.total),
   };
 }
 
@@ -62,11 +82,12 @@ export function median(xs: number[]): number {
   return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
 }
 
-const fmt = (r: { rps: number; p50: number; p99: number }, t: Target): string => {
+const fmt = (r: { rps: number; p50: number; p99: number; cpuUs: number }, t: Target): string => {
   const items = t.itemsPerRequest
     ? `   ${(r.rps * t.itemsPerRequest).toFixed(0).padStart(8)} ${t.item ?? 'items'}/s`
     : '';
-  return `${r.rps.toFixed(0).padStart(8)} req/s   p50 ${r.p50.toFixed(1).padStart(6)} ms   p99 ${r.p99.toFixed(1).padStart(6)} ms${items}`;
+  const cpu = Number.isFinite(r.cpuUs) ? `   server cpu ${r.cpuUs.toFixed(0).padStart(4)} µs/req` : '';
+  return `${r.rps.toFixed(0).padStart(8)} req/s   p50 ${r.p50.toFixed(1).padStart(6)} ms   p99 ${r.p99.toFixed(1).padStart(6)} ms${items}${cpu}`;
 };
 
 /** Warms both targets, then runs `pairs` alternating slices and prints every figure. */
@@ -89,6 +110,7 @@ export async function alternate(floor: Target, tern: Target, opts: MeasureOption
     rps: median(xs.map((x) => x.rps)),
     p50: median(xs.map((x) => x.p50)),
     p99: median(xs.map((x) => x.p99)),
+    cpuUs: median(xs.map((x) => x.cpuUs)),
   });
   const summary: Summary = {
     floor: med(floors),

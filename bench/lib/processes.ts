@@ -29,6 +29,8 @@ export async function freePort(): Promise<number> {
 export interface Child {
   port: number;
   url: string;
+  /** The server's process id (bench/lib/measure.ts reads its CPU time). */
+  pid?: number;
   stop(): Promise<void>;
 }
 
@@ -69,7 +71,7 @@ export async function startServer(relative: string, env: Record<string, string>)
     }
     await new Promise((r) => setTimeout(r, 100));
   }
-  return { port, url: `http://127.0.0.1:${port}`, stop };
+  return { port, url: `http://127.0.0.1:${port}`, pid: child.pid!, stop };
 }
 
 /**

@@ -132,11 +132,11 @@ describe('rate limit leases (high limits)', () => {
     return { limiter: new RateLimiter(counting, api.deps.redisKeys.rateLimit), calls: () => n };
   }
 
-  it('leases nothing at the default limit and at most 10 ms of refill at high limits', () => {
+  it('leases nothing at the default limit and at most 50 ms of refill (a tenth of the burst) at high limits', () => {
     expect(leaseSize({ perSecond: 10, burst: 20 })).to.equal(0);
-    expect(leaseSize({ perSecond: 100, burst: 1000 })).to.equal(0);
-    expect(leaseSize({ perSecond: 1000, burst: 5000 })).to.equal(10);
-    expect(leaseSize({ perSecond: 100000, burst: 100000 })).to.equal(1000);
+    expect(leaseSize({ perSecond: 39, burst: 1000 })).to.equal(0);
+    expect(leaseSize({ perSecond: 1000, burst: 5000 })).to.equal(50);
+    expect(leaseSize({ perSecond: 100000, burst: 100000 })).to.equal(5000);
     expect(leaseSize({ perSecond: 100000, burst: 50 })).to.equal(5);
   });
 
@@ -169,6 +169,7 @@ describe('rate limit leases (high limits)', () => {
     expect(admitted, `elapsed ${elapsed} ms`).to.be.at.most(bucket.burst + refill);
     // Leases left unspent withhold a little: at most one lease per process.
     expect(admitted).to.be.at.least(bucket.burst - 2 * leaseSize(bucket));
+
     for (const r of results.filter((x) => !x.allowed)) expect(r.retryAfterSeconds).to.be.at.least(1);
   });
 
@@ -177,10 +178,20 @@ describe('rate limit leases (high limits)', () => {
     const p = processLimiter();
     const id = `lease-steady-${Date.now()}`;
     for (let i = 0; i < 5000; i++) expect((await p.limiter.take(id, bucket)).allowed).to.equal(true);
-    // Every call admits its request and a lease of at least 8 (growing to 1,000) unless the
-    // lease's 10 ms ran out first (a pause of the event loop): a few calls of slack for those.
+    // Every call admits its request and a lease of at least 8 (growing to 5,000) unless the
+    // lease's 50 ms ran out first (a pause of the event loop): a few calls of slack for those.
     expect(p.calls()).to.be.at.most(Math.ceil(5000 / 9) + 20);
     expect(p.calls()).to.be.below(100);
+  });
+
+  it('sizes the next lease for the requests that waited on the last one', async () => {
+    const bucket: Bucket = { perSecond: 100000, burst: 100000 };
+    const p = processLimiter();
+    const id = `lease-wait-${Date.now()}`;
+    const results = await Promise.all(Array.from({ length: 50 }, () => p.limiter.take(id, bucket)));
+    expect(results.every((r) => r.allowed)).to.equal(true);
+    // The first call leases 8; the 41 requests still waiting then share one lease.
+    expect(p.calls()).to.equal(2);
   });
 
   it('gives the requests waiting on a lease the Redis failure, after one call', async () => {
