@@ -2,6 +2,7 @@
 // webhooks received, events counted): each side runs one slice of fixed work, A B A B …, and the
 // figures are medians, so a busy machine slows both sides alike. A slice reports how many items
 // it completed and in how long (its own timing, so set-up outside the timed part is excluded).
+import { readFileSync } from 'node:fs';
 import { median } from './measure.js';
 
 export interface RunResult {
@@ -9,6 +10,27 @@ export interface RunResult {
   seconds: number;
   /** Per-item latencies in ms, when the side measures them. */
   latencies?: number[];
+  /** Share of the machine's CPU time that was busy during the slice (Linux; set by alternateRuns). */
+  busy?: number;
+}
+
+/** Jiffies of all CPUs: idle (idle + iowait) and total, from /proc/stat; null elsewhere. */
+function cpuTimes(): { idle: number; total: number } | null {
+  try {
+    const f = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+    return { idle: f[3]! + f[4]!, total: f.slice(0, 8).reduce((a, b) => a + b, 0) };
+  } catch {
+    return null;
+  }
+}
+
+/** Runs a slice and notes how busy the machine was meanwhile: near 100% means CPU-bound. */
+async function timed(side: Side, i: number): Promise<RunResult> {
+  const a = cpuTimes();
+  const r = await side.slice(i);
+  const b = cpuTimes();
+  if (a && b && b.total > a.total) r.busy = 1 - (b.idle - a.idle) / (b.total - a.total);
+  return r;
 }
 
 export interface Side {
@@ -38,7 +60,8 @@ function line(name: string, r: RunResult, unit: string, width = 8): string {
   const lat = r.latencies?.length
     ? `   p50 ${percentile(r.latencies, 50).toFixed(1).padStart(7)} ms   p99 ${percentile(r.latencies, 99).toFixed(1).padStart(7)} ms`
     : '';
-  return `${name.padEnd(width)} ${rate(r).toFixed(0).padStart(8)} ${unit}${lat}`;
+  const busy = r.busy !== undefined ? `   machine busy ${(r.busy * 100).toFixed(0).padStart(3)}%` : '';
+  return `${name.padEnd(width)} ${rate(r).toFixed(0).padStart(8)} ${unit}${lat}${busy}`;
 }
 
 const ratioOf = (t: RunResult, f: RunResult) => (rate(f) > 0 ? rate(t) / rate(f) : 0);
@@ -62,8 +85,8 @@ export async function alternateRuns(
   const f: RunResult[][] = floors.map(() => []);
   const t: RunResult[] = [];
   for (let i = 1; i <= pairs; i++) {
-    for (const [k, side] of floors.entries()) f[k]!.push(await side.slice(i));
-    t.push(await tern.slice(i));
+    for (const [k, side] of floors.entries()) f[k]!.push(await timed(side, i));
+    t.push(await timed(tern, i));
     for (const [k, side] of floors.entries()) {
       console.log(`  ${k === 0 ? `pair ${i}` : ''}`.padEnd(10) + line(side.name, f[k]!.at(-1)!, unit, w));
     }
