@@ -110,11 +110,18 @@ export async function run(measure: MeasureOptions): Promise<void> {
           await queues.delivery.addBulk(
             ids.map((emailId) => ({ name: 'email', data: { emailId }, opts: { jobId: emailId } })),
           );
-          await until(async () => {
-            const [row] = await stack.sql<{ n: number }[]>`
+          await until(
+            async () => {
+              const [row] = await stack.sql<{ n: number }[]>`
               select count(*)::int as n from email_recipients where status = 'delivered'`;
-            return row!.n >= delivered;
-          }, 'the slice to be delivered');
+              return row!.n >= delivered;
+              // Every 25 ms: the count scans the table, and polling it more often took Postgres CPU
+              // from the worker being measured (≤ 25 ms late on a slice of seconds: under 1%).
+            },
+            'the slice to be delivered',
+            120_000,
+            25,
+          );
           return { items: perSlice, seconds: (performance.now() - t0) / 1000 };
         },
       },

@@ -2,7 +2,7 @@
 // Redis token bucket whose rate halves on each throttle/block reply and recovers linearly.
 import { readFileSync } from 'node:fs';
 import { fromRoot } from '../../shared/paths.js';
-import { waitReady, type Redis } from '../../shared/redis.js';
+import { coalesceWrites, waitReady, type Redis } from '../../shared/redis.js';
 import type { RedisKeys } from '../../shared/redis-keys.js';
 
 let script: string | null = null;
@@ -27,21 +27,32 @@ export const DEFAULT_THROTTLE: ThrottleOptions = {
   maxWaitSeconds: 5,
 };
 
+declare module 'ioredis' {
+  interface RedisCommander {
+    ternProviderThrottle(key: string, ...args: (string | number)[]): Promise<[string, string]>;
+  }
+}
+
 export class ProviderThrottle {
   constructor(
     private readonly redis: Redis,
     private readonly keys: RedisKeys,
     private readonly opts: ThrottleOptions = DEFAULT_THROTTLE,
-  ) {}
+  ) {
+    if (typeof (redis as Partial<Redis>).ternProviderThrottle !== 'function') {
+      // EVALSHA: the script's text goes to Redis once per connection, not with every message.
+      redis.defineCommand('ternProviderThrottle', { numberOfKeys: 1, lua: source() });
+    }
+  }
 
   private async run(op: 'take' | 'slow' | 'peek', provider: string): Promise<{ waitMs: number; rate: number }> {
     const o = this.opts;
     // The fail-fast client has no offline queue: the first job after start must not fail because
     // the connection is still being made.
     if (this.redis.status !== 'ready') await waitReady(this.redis, 5000);
-    const [wait, rate] = (await this.redis.eval(
-      source(),
-      1,
+    // The takes of the jobs that run in one event-loop turn leave in one socket write.
+    coalesceWrites(this.redis);
+    const [wait, rate] = await this.redis.ternProviderThrottle(
       this.keys.providerBucket(provider),
       op,
       o.maxRate,
@@ -49,7 +60,7 @@ export class ProviderThrottle {
       o.burst,
       o.recover,
       o.maxWaitSeconds,
-    )) as [string, string];
+    );
     return { waitMs: Number(wait), rate: Number(rate) };
   }
 
