@@ -4,7 +4,8 @@
 -- KEYS[1] bucket
 -- ARGV[1] rate (tokens per second), ARGV[2] burst (bucket size), ARGV[3] cost,
 -- ARGV[4] lease: tokens wanted beyond `cost`, granted only as far as the bucket holds them,
--- ARGV[5] lease window (ms): a process spends a lease within one window of its grant
+-- ARGV[5] lease window (ms): a process spends a lease within one window of its grant; sent on
+--         every call, leasing or not, so that every call honours the leases of the others
 -- Returns { allowed (0|1), remaining tokens (floor), ms until full, ms until `cost` is available,
 --           lease tokens granted }
 local t = redis.call('TIME')
@@ -47,8 +48,8 @@ local elapsed = now - ts
 if elapsed < 0 then elapsed = 0 end
 if tokens < cap then
   tokens = math.min(cap, tokens + elapsed * rate)
-elseif tokens > burst then
-  tokens = burst -- the organization lowered its burst
+elseif tokens > cap then
+  tokens = cap -- the organization lowered its burst
 end
 
 local allowed = 0
@@ -58,7 +59,10 @@ if tokens >= cost then
   tokens = tokens - cost
   allowed = 1
   if lease > 0 and window > 0 then
-    granted = math.min(lease, math.floor(tokens / 1000000))
+    -- At most half the burst is out on lease at once: the cap never falls below burst / 2, so
+    -- busy leasing cannot starve the bucket's own refill.
+    local budget = math.floor(burst / 2000000) - lc - lp
+    granted = math.max(0, math.min(lease, math.floor(tokens / 1000000), budget))
     tokens = tokens - granted * 1000000
     lc = lc + granted
   end

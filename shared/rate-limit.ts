@@ -7,7 +7,8 @@
 // one bucket in Redis, and the script lets the bucket refill only up to the burst minus the
 // tokens leased in the last two lease windows (LEASE_WINDOW_MS each, a little longer than a
 // lease lives), so bucket and leases never hold more than the burst, whatever the number of web
-// processes. A lease left unspent withholds its tokens for at most two windows. At the default
+// processes; and at most half the burst is out on lease at once, so that busy leasing cannot
+// starve the refill. A lease left unspent withholds its tokens for at most two windows. At the default
 // limit (10/s, burst 20) a lease would hold less than two tokens, so every request asks Redis.
 import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
@@ -148,7 +149,8 @@ export class RateLimiter {
       bucket.burst,
       cost,
       lease,
-      lease > 0 ? LEASE_WINDOW_MS : 0,
+      // Always: a call without a lease must not refill over the leases of others.
+      LEASE_WINDOW_MS,
     );
     if (lease > 0)
       this.keep(id, {

@@ -117,19 +117,21 @@ describe('rate limit leases (high limits)', () => {
   after(async () => api.close());
 
   /** A limiter as one web process has it, counting (and optionally failing) its Redis calls. */
-  function processLimiter(fail?: Error): { limiter: RateLimiter; calls: () => number } {
+  function processLimiter(fail?: Error): { limiter: RateLimiter; calls: () => number; windows: Set<number> } {
     const real = api.deps.redis;
     let n = 0;
+    const windows = new Set<number>();
     const counting = Object.create(real) as Redis;
     counting.ternTokenBucket = async (...args: Parameters<Redis['ternTokenBucket']>) => {
       n++;
+      windows.add(args[5]);
       if (fail) {
         await new Promise((r) => setTimeout(r, 20));
         throw fail;
       }
       return await real.ternTokenBucket(...args);
     };
-    return { limiter: new RateLimiter(counting, api.deps.redisKeys.rateLimit), calls: () => n };
+    return { limiter: new RateLimiter(counting, api.deps.redisKeys.rateLimit), calls: () => n, windows };
   }
 
   it('leases nothing at the default limit and at most 50 ms of refill (a tenth of the burst) at high limits', () => {
@@ -156,6 +158,17 @@ describe('rate limit leases (high limits)', () => {
     expect(again).to.equal(1);
   });
 
+  it('keeps at most half the burst out on lease, so busy leasing cannot starve the refill', async () => {
+    const key = api.deps.redisKeys.rateLimit(`lease-budget-${Date.now()}`);
+    let granted = 0;
+    for (let i = 0; i < 20; i++) {
+      const [allowed, , , , g] = await api.deps.redis.ternTokenBucket(key, 1000, 1000, 1, 100, 60000);
+      expect(allowed).to.equal(1);
+      granted += g!;
+    }
+    expect(granted).to.equal(500);
+  });
+
   it('admits no more than the bucket holds across two processes firing at once', async () => {
     const bucket: Bucket = { perSecond: 1000, burst: 5000 };
     const a = processLimiter();
@@ -171,6 +184,8 @@ describe('rate limit leases (high limits)', () => {
     expect(admitted).to.be.at.least(bucket.burst - 2 * leaseSize(bucket));
 
     for (const r of results.filter((x) => !x.allowed)) expect(r.retryAfterSeconds).to.be.at.least(1);
+    // Calls without a lease of their own (after two rounds of waiting) honour the others' leases.
+    expect([...a.windows, ...b.windows].every((w) => w > 0)).to.equal(true);
   });
 
   it('serves a steady stream of requests mostly from leases', async () => {
