@@ -54,12 +54,9 @@ export function errorMiddleware(): Koa.Middleware<ApiState, ApiCustom> {
     ctx.set('x-request-id', state.requestId);
     try {
       await next();
-      if (ctx.body == null) {
-        if (ctx.status === 404) throw new ApiError('not_found', `No route for ${ctx.method} ${ctx.path}`);
-        // The router's allowedMethods set these (with an Allow header) for a known path.
-        if (ctx.status === 405 || ctx.status === 501) {
-          throw new ApiError('method_not_allowed', `${ctx.method} is not allowed on ${ctx.path}`);
-        }
+      // 405 for a known path is thrown by the API's dispatcher (api/dispatch.ts), with Allow.
+      if (ctx.body == null && ctx.status === 404) {
+        throw new ApiError('not_found', `No route for ${ctx.method} ${ctx.path}`);
       }
     } catch (err) {
       const apiErr = toApiError(err);

