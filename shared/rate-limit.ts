@@ -7,8 +7,8 @@
 // one bucket in Redis, and the script lets the bucket refill only up to the burst minus the
 // tokens leased in the last two lease windows (LEASE_WINDOW_MS each, a little longer than a
 // lease lives), so bucket and leases never hold more than the burst, whatever the number of web
-// processes; and at most half the burst is out on lease at once, so that busy leasing cannot
-// starve the refill. A lease left unspent withholds its tokens for at most two windows. At the default
+// processes; at most half the burst is out on lease at once, so that busy leasing cannot starve
+// the refill. A lease left unspent withholds its tokens for at most two windows. At the default
 // limit (10/s, burst 20) a lease would hold less than two tokens, so every request asks Redis.
 import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';

@@ -44,37 +44,7 @@ function lastEvent(e: EmailRow): string {
   return e.last_event ? e.last_event.replace(/^email\./, '') : e.status;
 }
 
-function renderEmail(e: EmailRow, recipients: RecipientRow[]) {
-  return {
-    object: 'email',
-    id: e.id,
-    from: e.from_address,
-    to: e.to_addresses,
-    cc: e.cc_addresses,
-    bcc: e.bcc_addresses,
-    reply_to: e.reply_to,
-    subject: e.subject,
-    html: e.html,
-    text: e.text,
-    tags: e.tags,
-    kind: e.kind,
-    template: e.template_id ? { id: e.template_id, slug: e.template_slug, version: e.template_version } : null,
-    mode: e.mode,
-    status: e.status,
-    created_at: e.created_at.toISOString(),
-    scheduled_at: e.scheduled_at?.toISOString() ?? null,
-    last_event: lastEvent(e),
-    recipients: recipients.map((r) => ({
-      email: r.email,
-      field: r.field,
-      status: r.status,
-      last_event_at: r.last_event_at?.toISOString() ?? null,
-      wait_reason: r.wait_reason,
-      last_response: r.last_response,
-    })),
-  };
-}
-
+/** An email as GET /emails lists it. */
 function renderListItem(e: EmailRow) {
   return {
     object: 'email',
@@ -92,6 +62,24 @@ function renderListItem(e: EmailRow) {
     created_at: e.created_at.toISOString(),
     scheduled_at: e.scheduled_at?.toISOString() ?? null,
     last_event: lastEvent(e),
+  };
+}
+
+/** An email as GET /emails/{id} shows it: the list item, its content and each recipient's state. */
+function renderEmail(e: EmailRow, recipients: RecipientRow[]) {
+  return {
+    ...renderListItem(e),
+    html: e.html,
+    text: e.text,
+    template: e.template_id ? { id: e.template_id, slug: e.template_slug, version: e.template_version } : null,
+    recipients: recipients.map((r) => ({
+      email: r.email,
+      field: r.field,
+      status: r.status,
+      last_event_at: r.last_event_at?.toISOString() ?? null,
+      wait_reason: r.wait_reason,
+      last_response: r.last_response,
+    })),
   };
 }
 
