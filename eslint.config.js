@@ -2,10 +2,47 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+// The layers (docs/architecture.md): api/ and workers/ never import each other, and shared/
+// imports neither. The queues in shared/queues.ts are the one bridge between the processes.
+const layer = (dir, banned) => ({
+  files: [`${dir}/**/*.ts`],
+  rules: {
+    'no-restricted-imports': [
+      'error',
+      {
+        patterns: [
+          {
+            regex: `^(\\.\\./)+(${banned.join('|')})/`,
+            message: `${dir}/ must not import ${banned.map((b) => `${b}/`).join(' or ')}; code both sides need belongs in shared/ (docs/architecture.md).`,
+          },
+        ],
+      },
+    ],
+  },
+});
+
+// Type-aware rules (typescript-eslint's recommendedTypeChecked) on the TypeScript sources: a
+// promise nobody awaits or catches (no-floating-promises: an unhandled rejection ends the
+// process), a promise where a callback's result is ignored (no-misused-promises), awaiting a
+// non-promise, throwing a non-Error, "[object Object]" in a string, a method called without its
+// object, and values typed `any` flowing through production code.
+const typeChecked = tseslint.configs.recommendedTypeChecked.map((c) => ({ ...c, files: ['**/*.ts'] }));
+
 export default tseslint.config(
   { ignores: ['dist/', 'node_modules/', '.data/', 'coverage/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
+  ...typeChecked,
+  {
+    files: ['**/*.ts'],
+    languageOptions: { parserOptions: { project: './tsconfig.json', tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      // Style, not bugs: an async function without await is how a sync implementation meets an
+      // async interface; an assertion the compiler finds redundant documents the shape it expects.
+      '@typescript-eslint/require-await': 'off',
+      '@typescript-eslint/no-unnecessary-type-assertion': 'off',
+    },
+  },
   {
     languageOptions: { globals: { process: 'readonly', console: 'readonly', Buffer: 'readonly' } },
     rules: {
@@ -14,13 +51,43 @@ export default tseslint.config(
       'no-constant-condition': ['error', { checkLoops: false }],
     },
   },
+  layer('api', ['workers']),
+  layer('workers', ['api']),
+  layer('shared', ['api', 'workers']),
   {
     files: ['**/*.cjs'],
     languageOptions: { sourceType: 'commonjs', globals: { require: 'readonly', module: 'writable' } },
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
   {
+    // The console's one script runs in the browser.
+    files: ['api/console/assets/*.js'],
+    languageOptions: {
+      sourceType: 'script',
+      globals: {
+        document: 'readonly',
+        navigator: 'readonly',
+        setTimeout: 'readonly',
+        clearTimeout: 'readonly',
+        setInterval: 'readonly',
+        clearInterval: 'readonly',
+        fetch: 'readonly',
+        location: 'readonly',
+        Intl: 'readonly',
+      },
+    },
+  },
+  {
     files: ['test/**/*.ts'],
-    rules: { '@typescript-eslint/no-unused-expressions': 'off' },
+    rules: {
+      '@typescript-eslint/no-unused-expressions': 'off',
+      // Tests read answers as `any` (TestResponse.json) and assert on them: the assertions are the
+      // type check there.
+      '@typescript-eslint/no-unsafe-member-access': 'off',
+      '@typescript-eslint/no-unsafe-assignment': 'off',
+      '@typescript-eslint/no-unsafe-argument': 'off',
+      '@typescript-eslint/no-unsafe-call': 'off',
+      '@typescript-eslint/no-unsafe-return': 'off',
+    },
   },
 );

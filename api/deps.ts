@@ -4,9 +4,11 @@ import { Authenticator } from '../shared/auth.js';
 import type { Config } from '../shared/config.js';
 import { createPool } from '../shared/db/pool.js';
 import type { Logger } from '../shared/logger.js';
+import { PromRecorder } from '../shared/prom/recorder.js';
 import { createQueues } from '../shared/queues.js';
 import { RateLimiter } from '../shared/rate-limit.js';
 import { closeRedis, createRedis, waitReady, type Redis } from '../shared/redis.js';
+import { isClusterUrl } from '../shared/redis-url.js';
 import { redisKeys } from '../shared/redis-keys.js';
 import type { AppDeps } from './types.js';
 
@@ -16,10 +18,14 @@ export interface OwnedDeps extends AppDeps {
 }
 
 export async function createDeps(config: Config, logger: Logger): Promise<OwnedDeps> {
-  const sql = createPool(config.databaseUrl, { max: config.databasePoolMax, application: 'tern-web' });
+  const sql = createPool(config.databaseUrl, {
+    max: config.databasePoolMax,
+    application: 'tern-web',
+    pooler: config.databasePooler,
+  });
   const redis = createRedis(config.redisUrl, 'api', 'tern-web');
   const subscriber = createRedis(config.redisUrl, 'subscriber', 'tern-web');
-  const keys = redisKeys(config.redisPrefix);
+  const keys = redisKeys(config.redisPrefix, { cluster: isClusterUrl(config.redisUrl) });
   if (!(await waitReady(redis, 5000))) {
     logger.warn({ event: 'REDIS_UNAVAILABLE' }, 'Redis is not reachable yet; API answers 503 until it is');
   }
@@ -36,6 +42,7 @@ export async function createDeps(config: Config, logger: Logger): Promise<OwnedD
     .start()
     .catch((err: unknown) => logger.warn({ event: 'AUTH_SUBSCRIBE_FAILED', err }, 'key cache subscription failed'));
   const queues = createQueues(redis, keys.bullPrefix);
+  const prom = new PromRecorder(redis, keys.prom, logger).start();
   return {
     config,
     sql,
@@ -46,7 +53,9 @@ export async function createDeps(config: Config, logger: Logger): Promise<OwnedD
     rateLimiter: new RateLimiter(redis, keys.rateLimit),
     queues,
     logger,
+    prom,
     async close() {
+      await prom.close();
       await queues.close();
       await closeRedis(subscriber);
       await closeRedis(redis);

@@ -1,73 +1,51 @@
-// The API's routes compiled once at start-up. find-my-way (Fastify's radix-tree router) finds the
-// route of a request in one walk of the tree, and each route's chain (authorize → JSON body →
-// idempotency → handler) is built once. @koa/router tested every route's pattern in turn and
-// composed the matched chain again on every request: a fifth of the CPU of a warm-key
-// GET /keys/me (bench/api).
-import FindMyWay, { type HTTPMethod } from 'find-my-way';
-import type Koa from 'koa';
-import { ApiError } from '../shared/errors.js';
+// The API's routes (under /api/v1) for the one router (api/router.ts): a route per row of the
+// permission table, each with its chain authorize(rule) → JSON body → idempotency → handler,
+// plus the HTTP inbound intake, which takes the install's INBOUND_SECRET instead of an API key,
+// and the OpenAPI document (api/openapi/), which takes none.
 import { ROUTES, routeId } from '../shared/permissions.js';
+import { auditTrail } from './middleware/audit.js';
 import { authorize } from './middleware/authorize.js';
 import { jsonBody } from './middleware/body.js';
 import { idempotency } from './middleware/idempotency.js';
-import type { ApiCustom, ApiState, Handlers } from './types.js';
+import { INTAKE_PATH, inboundIntake } from './routes/inbound-intake.js';
+import { openApiRoute } from './openapi/serve.js';
+import type { Area, Middleware, Route } from './router.js';
+import { refuseNul } from './text-checks.js';
+import type { Handlers } from './types.js';
 
-type Middleware = Koa.Middleware<ApiState, ApiCustom>;
+export const API_PREFIX = '/api/v1';
 
-/** Runs `mws` in order, each one's `next` calling the one after it, the last one's the caller's. */
-function chain(mws: Middleware[]): Middleware {
-  return mws.reduceRight((inner, mw) => (ctx, next) => mw(ctx, () => inner(ctx, next)));
-}
-
-interface Route {
-  run: Middleware;
-}
+/** A path parameter reaches Postgres as text: NUL in it is a 422, before any look-up. */
+const checkParams: Middleware = async (ctx, next) => {
+  refuseNul(ctx.params, 'path');
+  await next();
+};
 
 /**
- * One middleware serving every row of the permission table under `prefix`. A path that exists
- * under other methods answers 405 with `Allow` (OPTIONS: 200 with `Allow`); other paths fall
- * through to `next` (and so to 404).
+ * Every row of the permission table with its handler. A row without a handler, or a handler
+ * without a row, stops the app from starting.
  */
-export function apiRoutes(prefix: string, handlers: Handlers, defaultBodyLimit: number): Middleware {
-  const router = FindMyWay({ ignoreTrailingSlash: true, caseSensitive: true, maxParamLength: 500 });
+export function apiArea(handlers: Handlers, defaultBodyLimit: number): Area {
   const unused = new Set(Object.keys(handlers));
-  const methods = new Set<HTTPMethod>();
+  const routes: Route[] = [];
   for (const rule of ROUTES) {
     const id = routeId(rule);
     const handler = handlers[id];
     if (!handler) throw new Error(`permission table row "${id}" has no handler`);
     unused.delete(id);
-    const mws: Middleware[] = [authorize(rule)];
-    // A GET (or HEAD) has no body to read.
-    if (rule.method !== 'GET') mws.push(jsonBody(rule.bodyLimit ?? defaultBodyLimit));
-    if (rule.idempotent) mws.push(idempotency());
-    mws.push(handler as never);
-    const route: Route = { run: chain(mws) };
-    const on: HTTPMethod[] = rule.method === 'GET' ? ['GET', 'HEAD'] : [rule.method as HTTPMethod];
-    for (const m of on) methods.add(m);
-    router.on(on, prefix + rule.path, () => undefined, route);
+    const run: Middleware[] = [authorize(rule)];
+    if (rule.path.includes(':')) run.push(checkParams);
+    // A GET (or HEAD) has no body to read; an upload's handler streams its own.
+    if (rule.method !== 'GET' && !rule.upload) run.push(jsonBody(rule.bodyLimit ?? defaultBodyLimit));
+    const audit = auditTrail(rule);
+    if (audit) run.push(audit);
+    if (rule.idempotent) run.push(idempotency());
+    run.push(handler as never);
+    routes.push({ method: rule.method, path: API_PREFIX + rule.path, run });
   }
   if (unused.size > 0) throw new Error(`handlers without a permission table row: ${[...unused].join(', ')}`);
-
-  const allowed = (path: string): HTTPMethod[] => [...methods].filter((m) => router.find(m, path) !== null);
-
-  // Not async: the route's chain's own promise is passed up as it is.
-  return (ctx, next) => {
-    const path = ctx.path;
-    const found = methods.has(ctx.method as HTTPMethod) ? router.find(ctx.method as HTTPMethod, path) : null;
-    if (found) {
-      (ctx as unknown as { params: Record<string, string | undefined> }).params = found.params;
-      return (found.store as Route).run(ctx, next);
-    }
-    const allow = allowed(path);
-    if (allow.length === 0) return next();
-    const header = [...allow, 'OPTIONS'].join(', ');
-    if (ctx.method === 'OPTIONS') {
-      ctx.set('Allow', header);
-      ctx.status = 200;
-      ctx.body = '';
-      return Promise.resolve();
-    }
-    throw new ApiError('method_not_allowed', `${ctx.method} is not allowed on ${path}`, { Allow: header });
-  };
+  routes.push({ method: 'POST', path: INTAKE_PATH, run: inboundIntake() });
+  // The OpenAPI document of these routes, without a key.
+  routes.push(openApiRoute(API_PREFIX));
+  return { prefix: API_PREFIX, routes };
 }

@@ -6,14 +6,14 @@ import { createLogger } from '../shared/logger.js';
 import { fatal, loadConfigOrExit, onShutdown } from '../shared/shutdown.js';
 import { createApp } from './app.js';
 import { createDeps } from './deps.js';
+import { createWebServer } from './server.js';
 
 async function main(): Promise<void> {
   const config = loadConfigOrExit();
   const logger = createLogger(config.logLevel, 'web');
   const deps = await createDeps(config, logger);
   const app = createApp(deps);
-  const server: Server = app.listen(config.port);
-  server.keepAliveTimeout = 65_000;
+  const server: Server = createWebServer(app).listen(config.port);
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
     server.once('error', reject);

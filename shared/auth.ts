@@ -12,6 +12,8 @@ export interface AuthDomain {
   id: string;
   name: string;
   status: string;
+  /** The development launcher's demo domain: test keys only (shared/domains/demo.ts). */
+  demo: boolean;
 }
 
 export interface AuthContext {

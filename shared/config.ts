@@ -1,10 +1,20 @@
 // The one typed configuration of every Tern process (DESIGN §2). Parsed once at start; a bad
 // value stops the process with a message that names the variable.
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseClusterUrl } from './redis-url.js';
 
 export interface Config {
   databaseUrl: string;
   /** Most Postgres connections of one process's pool (DATABASE_POOL_MAX, default 10). */
   databasePoolMax: number;
+  /**
+   * What sits between Tern and Postgres (DATABASE_POOLER): `none` (a direct connection or a
+   * session pooler) or `transaction` (PgBouncer in transaction mode: no prepared statements, no
+   * session settings).
+   */
+  databasePooler: DatabasePooler;
+  /** One Redis (`redis://`, `rediss://`) or a Redis Cluster (`redis+cluster://h1:p1,h2:p2`). */
   redisUrl: string;
   /** Prefix of every Redis key and BullMQ queue; tests give each run its own. */
   redisPrefix: string;
@@ -23,6 +33,8 @@ export interface Config {
   bodyLimitBytes: number;
   /** Install secret for HMACs every process must agree on (VERP, tracking and unsubscribe tokens). */
   secretKey: string;
+  /** Behind a reverse proxy: client IP and protocol from X-Forwarded-For / -Proto (TRUST_PROXY). */
+  trustProxy: boolean;
   /** Host name this install's MX answers on (the target of the MX records domains publish). */
   mxHost: string;
   /** Name sent in EHLO on outbound SMTP (HELO_NAME, default MX_HOST). */
@@ -31,16 +43,25 @@ export interface Config {
   deliveryMaxAgeHours: number;
   /** Retry back-off schedule in seconds; the last value repeats (DELIVERY_RETRY_SECONDS). */
   deliveryRetrySeconds: number[];
+  /** Webhook retry schedule in seconds, one entry per retry (WEBHOOK_RETRY_SECONDS). */
+  webhookRetrySeconds: number[];
   /** How often a message held by a paused organization is looked at again, in seconds. */
   deliveryPauseRecheckSeconds: number;
   /** Most simultaneous outbound connections to one MX host or smarthost, per worker process. */
   outboundConnectionsPerHost: number;
   /** Delivery jobs one worker process runs at once. */
   deliveryConcurrency: number;
-  /** Seconds between runs of the delivery sweeper (DELIVERY_SWEEP_SECONDS, default 60). */
+  /**
+   * Largest share (0–1) of a worker's delivery slots broadcast mail may hold while transactional
+   * mail waits (BROADCAST_MAX_SHARE, default 0.5; workers/delivery/stream-gate.ts).
+   */
+  broadcastMaxShare: number;
+  /** Seconds between runs of the delivery sweeper (DELIVERY_SWEEP_SECONDS, default 15). */
   deliverySweepSeconds: number;
-  /** A recipient due this long with no live job is re-enqueued (DELIVERY_SWEEP_GRACE_SECONDS, 120). */
+  /** A recipient due this long with no live job is re-enqueued (DELIVERY_SWEEP_GRACE_SECONDS, 15). */
   deliverySweepGraceSeconds: number;
+  /** Where worker processes journal accepted messages (DELIVERY_JOURNAL_DIR; workers/delivery/journal.ts). */
+  deliveryJournalDir: string;
   /** Largest inbound message the MX (and the HTTP intake) accepts. */
   inboundMaxBytes: number;
   /** Bearer secret of POST /api/v1/inbound/raw; null disables the HTTP intake. */
@@ -50,11 +71,49 @@ export interface Config {
   /** PEM certificate and key files of the relay; both null = a self-signed one under .data/. */
   relayTlsCert: string | null;
   relayTlsKey: string | null;
+  /** PEM certificate and key files the MX offers with STARTTLS; both null = smtp-server's built-in test one. */
+  mxTlsCert: string | null;
+  mxTlsKey: string | null;
   /** Implicit-TLS (SMTPS) port of the relay; null = off. */
   relayTlsPort: number | null;
   /** Development only: lets AUTH run on a connection without TLS. */
   relayAllowInsecureAuth: boolean;
+  /** Bearer token of GET /metrics and GET /healthz?verbose=1; null = no token. */
+  prometheusToken: string | null;
+  /** Without a token, serve GET /metrics and /healthz?verbose=1 to anyone (else they answer 403). */
+  prometheusPublic: boolean;
+  /**
+   * How long a send whose connection to Postgres broke mid-insert keeps trying to learn whether
+   * it was stored before answering 504 outcome_unknown (STORE_CONFIRM_SECONDS, default 15).
+   */
+  storeConfirmSeconds: number;
+  /** Contact imports and exports one worker process runs at once (CONTACT_BULK_CONCURRENCY, 1). */
+  contactBulkConcurrency: number;
+  /** Seconds between sweeps for stalled imports and exports (CONTACT_BULK_SWEEP_SECONDS, 30). */
+  contactBulkSweepSeconds: number;
+  /**
+   * Sender of the emails Tern sends an organization's admins about its organization events
+   * (SYSTEM_FROM, "Name <address>" or an address); null = those emails are not sent.
+   */
+  systemFrom: string | null;
+  /** Seconds between runs of the retention purge (RETENTION_PURGE_SECONDS, default 300). */
+  retentionPurgeSeconds: number;
+  /** Rows one purge statement handles (RETENTION_BATCH_SIZE, default 500). */
+  retentionBatchSize: number;
+  /** Longest one purge run works before leaving the rest to the next (RETENTION_BUDGET_SECONDS, 10). */
+  retentionBudgetSeconds: number;
+  /** Pause between two purge batches, in milliseconds (RETENTION_PAUSE_MS, default 20). */
+  retentionPauseMs: number;
 }
+
+/**
+ * The configuration without the install secret: what `tern` commands (none signs a token) and the
+ * `npm start` launcher (which generates the secret) read. Every Procfile process reads `Config`.
+ */
+export type ToolConfig = Omit<Config, 'secretKey'>;
+
+/** The shortest SECRET_KEY accepted: 32 characters (`openssl rand -base64 48` gives 64). */
+export const MIN_SECRET_LENGTH = 32;
 
 export class ConfigError extends Error {
   constructor(
@@ -67,6 +126,9 @@ export class ConfigError extends Error {
 }
 
 type Env = Record<string, string | undefined>;
+
+export const DATABASE_POOLERS = ['none', 'session', 'transaction'] as const;
+export type DatabasePooler = (typeof DATABASE_POOLERS)[number];
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
@@ -102,6 +164,22 @@ function positive(env: Env, name: string, fallback: number, integer = false): nu
   return n;
 }
 
+function nonNegative(env: Env, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw)) throw new ConfigError(name, `must be an integer ≥ 0, got "${raw}"`);
+  return Number(raw);
+}
+
+/** A fraction from 0 to 1 inclusive. */
+function share(env: Env, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!/^\d+(\.\d+)?$/.test(raw) || n > 1) throw new ConfigError(name, `must be a number from 0 to 1, got "${raw}"`);
+  return n;
+}
+
 function secondsList(env: Env, name: string, fallback: number[]): number[] {
   const raw = env[name];
   if (raw === undefined || raw.trim() === '') return fallback;
@@ -129,6 +207,26 @@ function url(env: Env, name: string, fallback: string | null, protocols: string[
   return raw;
 }
 
+function redisUrl(env: Env, name: string, fallback: string): string {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  try {
+    if (parseClusterUrl(raw)) return raw;
+  } catch (err) {
+    throw new ConfigError(name, `${(err as Error).message}, got "${raw}"`);
+  }
+  return url(env, name, fallback, ['redis:', 'rediss:'])!;
+}
+
+function oneOf<T extends string>(env: Env, name: string, values: readonly T[], fallback: T): T {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!(values as readonly string[]).includes(raw)) {
+    throw new ConfigError(name, `must be one of ${values.join(', ')}, got "${raw}"`);
+  }
+  return raw as T;
+}
+
 function hostPortList(env: Env, name: string): string[] {
   const raw = env[name];
   if (raw === undefined || raw.trim() === '') return [];
@@ -143,7 +241,24 @@ function hostPortList(env: Env, name: string): string[] {
   });
 }
 
+/**
+ * The configuration of a Procfile process (web, worker, relay, mx): SECRET_KEY is required whatever
+ * NODE_ENV says, as nothing else stops a forged VERP bounce or unsubscribe link (DESIGN §12).
+ */
 export function loadConfig(env: Env = process.env): Config {
+  const config = loadToolConfig(env);
+  const secretKey = str(env, 'SECRET_KEY', '');
+  if (secretKey === '') {
+    throw new ConfigError(
+      'SECRET_KEY',
+      `is required: ${MIN_SECRET_LENGTH} or more random characters (openssl rand -base64 48), the same in every process`,
+    );
+  }
+  return { ...config, secretKey };
+}
+
+/** Every setting but the install secret (SECRET_KEY is checked when set, not required). */
+export function loadToolConfig(env: Env = process.env): ToolConfig {
   const brand = str(env, 'BRAND', 'tern');
   if (!/^[a-z][a-z0-9]{1,15}$/.test(brand)) {
     throw new ConfigError('BRAND', `must be 2-16 lower-case letters or digits, got "${brand}"`);
@@ -163,11 +278,8 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError('BODY_LIMIT_BYTES', `must be an integer ≥ 1024, got "${bodyLimit}"`);
   }
   const secretKey = str(env, 'SECRET_KEY', '');
-  if (secretKey === '' && env.NODE_ENV === 'production') {
-    throw new ConfigError('SECRET_KEY', 'must be set in production (32 or more random characters)');
-  }
-  if (secretKey !== '' && secretKey.length < 32) {
-    throw new ConfigError('SECRET_KEY', 'must be at least 32 characters');
+  if (secretKey !== '' && secretKey.length < MIN_SECRET_LENGTH) {
+    throw new ConfigError('SECRET_KEY', `must be at least ${MIN_SECRET_LENGTH} characters`);
   }
   const relayTlsCert = str(env, 'RELAY_TLS_CERT', '') || null;
   const relayTlsKey = str(env, 'RELAY_TLS_KEY', '') || null;
@@ -176,6 +288,11 @@ export function loadConfig(env: Env = process.env): Config {
       relayTlsCert ? 'RELAY_TLS_KEY' : 'RELAY_TLS_CERT',
       'RELAY_TLS_CERT and RELAY_TLS_KEY go together',
     );
+  }
+  const mxTlsCert = str(env, 'MX_TLS_CERT', '') || null;
+  const mxTlsKey = str(env, 'MX_TLS_KEY', '') || null;
+  if ((mxTlsCert === null) !== (mxTlsKey === null)) {
+    throw new ConfigError(mxTlsCert ? 'MX_TLS_KEY' : 'MX_TLS_CERT', 'MX_TLS_CERT and MX_TLS_KEY go together');
   }
   const baseUrl = (url(env, 'BASE_URL', `http://localhost:${httpPort}`, ['http:', 'https:']) ?? '').replace(/\/+$/, '');
   const mxHost = str(env, 'MX_HOST', new URL(baseUrl).hostname);
@@ -190,10 +307,19 @@ export function loadConfig(env: Env = process.env): Config {
   if (inboundSecret !== '' && inboundSecret.length < 24) {
     throw new ConfigError('INBOUND_SECRET', 'must be at least 24 characters');
   }
+  const prometheusToken = str(env, 'PROMETHEUS_TOKEN', '');
+  if (prometheusToken !== '' && !/^[\x21-\x7e]{16,}$/.test(prometheusToken)) {
+    throw new ConfigError('PROMETHEUS_TOKEN', 'must be 16 or more printable characters without spaces');
+  }
+  const systemFrom = str(env, 'SYSTEM_FROM', '').trim();
+  if (systemFrom !== '' && !/^(?:[^<>\r\n]*<[^<>@\s]+@[^<>@\s]+>|[^<>@\s]+@[^<>@\s]+)$/.test(systemFrom)) {
+    throw new ConfigError('SYSTEM_FROM', `must be an address or "Name <address>", got "${systemFrom}"`);
+  }
   return {
     databaseUrl: url(env, 'DATABASE_URL', 'postgres://postgres@127.0.0.1:5432/tern', ['postgres:', 'postgresql:'])!,
     databasePoolMax: positive(env, 'DATABASE_POOL_MAX', 10, true),
-    redisUrl: url(env, 'REDIS_URL', 'redis://127.0.0.1:6379', ['redis:', 'rediss:'])!,
+    databasePooler: oneOf(env, 'DATABASE_POOLER', DATABASE_POOLERS, 'none'),
+    redisUrl: redisUrl(env, 'REDIS_URL', 'redis://127.0.0.1:6379'),
     redisPrefix: prefix,
     port: httpPort,
     baseUrl,
@@ -212,23 +338,94 @@ export function loadConfig(env: Env = process.env): Config {
       : null,
     logLevel,
     bodyLimitBytes: Number(bodyLimit),
-    // Development default only: production refuses to start without SECRET_KEY (above).
-    secretKey: secretKey || 'tern-development-secret-not-for-production-use',
+    trustProxy: bool(env, 'TRUST_PROXY', false),
     mxHost,
     heloName: str(env, 'HELO_NAME', mxHost),
     deliveryMaxAgeHours: positive(env, 'DELIVERY_MAX_AGE_HOURS', 72),
     deliveryRetrySeconds: secondsList(env, 'DELIVERY_RETRY_SECONDS', [60, 300, 900, 1800, 3600, 7200, 14400]),
+    webhookRetrySeconds: secondsList(env, 'WEBHOOK_RETRY_SECONDS', [5, 300, 1800, 7200, 18000, 36000, 36000]),
     deliveryPauseRecheckSeconds: positive(env, 'DELIVERY_PAUSE_RECHECK_SECONDS', 60),
     outboundConnectionsPerHost: positive(env, 'OUTBOUND_CONNECTIONS_PER_HOST', 5, true),
     deliveryConcurrency: positive(env, 'DELIVERY_CONCURRENCY', 50, true),
-    deliverySweepSeconds: positive(env, 'DELIVERY_SWEEP_SECONDS', 60),
-    deliverySweepGraceSeconds: positive(env, 'DELIVERY_SWEEP_GRACE_SECONDS', 120),
+    broadcastMaxShare: share(env, 'BROADCAST_MAX_SHARE', 0.5),
+    deliverySweepSeconds: positive(env, 'DELIVERY_SWEEP_SECONDS', 15),
+    deliverySweepGraceSeconds: positive(env, 'DELIVERY_SWEEP_GRACE_SECONDS', 15),
+    deliveryJournalDir: str(env, 'DELIVERY_JOURNAL_DIR', join(tmpdir(), `${brand}-delivery-journal`)),
     inboundMaxBytes: Number(inboundMax),
     inboundSecret: inboundSecret || null,
     relayMaxBytes: positive(env, 'RELAY_MAX_BYTES', 40 * 1024 * 1024, true),
     relayTlsCert,
     relayTlsKey,
+    mxTlsCert,
+    mxTlsKey,
     relayTlsPort: env.RELAY_TLS_PORT ? port(env, 'RELAY_TLS_PORT', 0) : null,
     relayAllowInsecureAuth: bool(env, 'RELAY_ALLOW_INSECURE_AUTH', false),
+    prometheusToken: prometheusToken || null,
+    prometheusPublic: bool(env, 'PROMETHEUS_PUBLIC', false),
+    storeConfirmSeconds: positive(env, 'STORE_CONFIRM_SECONDS', 15),
+    contactBulkConcurrency: positive(env, 'CONTACT_BULK_CONCURRENCY', 1, true),
+    contactBulkSweepSeconds: positive(env, 'CONTACT_BULK_SWEEP_SECONDS', 30),
+    systemFrom: systemFrom || null,
+    retentionPurgeSeconds: positive(env, 'RETENTION_PURGE_SECONDS', 300),
+    retentionBatchSize: positive(env, 'RETENTION_BATCH_SIZE', 500, true),
+    retentionBudgetSeconds: positive(env, 'RETENTION_BUDGET_SECONDS', 10),
+    retentionPauseMs: nonNegative(env, 'RETENTION_PAUSE_MS', 20),
   };
 }
+
+/**
+ * Every environment variable loadConfig reads (docs/configuration.md lists each one; a unit test
+ * checks both the reads and the page against this list).
+ */
+export const CONFIG_VARIABLES = [
+  'BASE_URL',
+  'BODY_LIMIT_BYTES',
+  'BRAND',
+  'BROADCAST_MAX_SHARE',
+  'CONTACT_BULK_CONCURRENCY',
+  'CONTACT_BULK_SWEEP_SECONDS',
+  'DATABASE_POOL_MAX',
+  'DATABASE_POOLER',
+  'DATABASE_URL',
+  'DELIVERY_CONCURRENCY',
+  'DELIVERY_JOURNAL_DIR',
+  'DELIVERY_MAX_AGE_HOURS',
+  'DELIVERY_PAUSE_RECHECK_SECONDS',
+  'DELIVERY_RETRY_SECONDS',
+  'DELIVERY_SWEEP_GRACE_SECONDS',
+  'DELIVERY_SWEEP_SECONDS',
+  'DNS_SERVERS',
+  'HELO_NAME',
+  'INBOUND_MAX_BYTES',
+  'INBOUND_SECRET',
+  'LOG_LEVEL',
+  'MX_HOST',
+  'MX_PORT',
+  'MX_TLS_CERT',
+  'MX_TLS_KEY',
+  'OUTBOUND_CONNECTIONS_PER_HOST',
+  'OUTBOUND_PORT',
+  'PORT',
+  'PROMETHEUS_PUBLIC',
+  'PROMETHEUS_TOKEN',
+  'REDIS_PREFIX',
+  'REDIS_URL',
+  'RELAY_ALLOW_INSECURE_AUTH',
+  'RELAY_MAX_BYTES',
+  'RELAY_PORT',
+  'RELAY_TLS_CERT',
+  'RELAY_TLS_KEY',
+  'RELAY_TLS_PORT',
+  'RETENTION_BATCH_SIZE',
+  'RETENTION_BUDGET_SECONDS',
+  'RETENTION_PAUSE_MS',
+  'RETENTION_PURGE_SECONDS',
+  'SECRET_KEY',
+  'SMTP_SMARTHOST',
+  'STORE_CONFIRM_SECONDS',
+  'SYSTEM_FROM',
+  'TRUST_PROXY',
+  'WEBHOOK_ALLOW_PRIVATE',
+  'WEBHOOK_RETRY_SECONDS',
+  'WORKER_QUEUES',
+] as const;

@@ -3,7 +3,8 @@
 // fields (email, first_name, last_name, contact_id, and every property) as variables, converted
 // to the type each variable declares.
 import type { ContactRow } from './db/contacts.js';
-import type { NewEmail, NewRecipient } from './db/emails.js';
+import type { NewRecipient } from './db/emails.js';
+import { buildEmailRow } from './email-row.js';
 import type { TemplateVersionRow } from './db/templates.js';
 import { newId } from './ids.js';
 import type { Mode } from './keys.js';
@@ -80,33 +81,24 @@ export function buildContactEmail(m: ContactMessage, contact: ContactFields, ext
   const from = parseMailbox(m.from);
   if (!from.ok) throw new Error(`stored from address ${m.from} does not parse: ${from.reason}`);
   const id = newId('em');
-  const email: NewEmail = {
+  const email = buildEmailRow({
     id,
-    org_id: m.orgId,
-    key_id: m.keyId,
-    domain_id: m.domain.id,
+    orgId: m.orgId,
+    keyId: m.keyId,
     mode: m.mode,
+    domain: m.domain,
     source: m.source,
-    from_address: m.from,
-    from_email: from.mailbox.email,
-    to_addresses: [contact.email],
-    cc_addresses: [],
-    bcc_addresses: [],
-    reply_to: m.replyTo,
+    from: { address: m.from, email: from.mailbox.email },
+    to: [contact.email],
+    replyTo: m.replyTo,
     subject,
     html: withPreheader(parts.html, m.previewText),
     text: parts.text,
-    headers: {},
     tags: m.tags,
     kind: m.kind,
-    topic_id: m.topicId,
-    template_id: m.template?.template_id ?? null,
-    template_slug: m.template?.slug ?? null,
-    template_version: m.template?.version ?? null,
-    message_id: `${id}@${m.domain.name}`,
-    status: 'queued',
-    scheduled_at: null,
-  };
+    topicId: m.topicId,
+    template: m.template ? { id: m.template.template_id, slug: m.template.slug, version: m.template.version } : null,
+  });
   const recipient: NewRecipient = {
     id: newId('rcp'),
     email_id: id,

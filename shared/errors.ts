@@ -2,6 +2,7 @@
 // from the table, never from the thrower; 5xx messages are replaced before they leave.
 
 export const ERROR_STATUS = {
+  bad_request: 400,
   invalid_json: 400,
   unauthorized: 401,
   forbidden: 403,
@@ -9,17 +10,22 @@ export const ERROR_STATUS = {
   sending_paused: 403,
   not_found: 404,
   method_not_allowed: 405,
+  request_timeout: 408,
   idempotency_conflict: 409,
   idempotency_in_progress: 409,
   invalid_state: 409,
   conflict: 409,
   payload_too_large: 413,
+  uri_too_long: 414,
   unsupported_media_type: 415,
   unknown_domain: 422,
+  demo_domain: 422,
   validation_error: 422,
   rate_limited: 429,
+  headers_too_large: 431,
   internal_error: 500,
   unavailable: 503,
+  outcome_unknown: 504,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
@@ -37,7 +43,22 @@ export class ApiError extends Error {
     super(message);
     this.name = 'ApiError';
     this.status = ERROR_STATUS[code];
-    this.expose = this.status < 500;
+    this.expose = this.status < 500 || code === 'unavailable' || code === 'outcome_unknown';
+  }
+}
+
+/**
+ * 504 outcome_unknown: a write whose connection to Postgres broke, Postgres then unreachable for
+ * the whole confirmation window (shared/write-outcome.ts). `ids` are the records the request
+ * tried to create, by position (null where it created none): GET them to learn the outcome, or
+ * retry with the same Idempotency-Key, which reuses them (api/middleware/idempotency.ts).
+ */
+export class OutcomeUnknown extends ApiError {
+  constructor(
+    readonly ids: (string | null)[],
+    message: string,
+  ) {
+    super('outcome_unknown', message);
   }
 }
 

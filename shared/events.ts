@@ -4,6 +4,7 @@
 // separate steps: a row whose publication failed keeps published_at null and is re-published by
 // `republishPending`.
 import { newId } from './ids.js';
+import { insertEvents, markEventsPublished, unpublishedEventIds } from './db/events.js';
 import type { Db } from './db/pool.js';
 import { MicroBatcher } from './micro-batch.js';
 import type { Mode } from './keys.js';
@@ -21,9 +22,28 @@ export const EMAIL_EVENT_TYPES = [
   'email.unsubscribed',
   'email.failed',
 ] as const;
+/** The message events: an endpoint created without `events` subscribes to these. */
 export const EVENT_TYPES = [...EMAIL_EVENT_TYPES, 'email.received'] as const;
+/**
+ * Organization events (DESIGN §15): about the organization rather than a message. Same envelope
+ * and signing; delivered to the endpoints that name them, and emailed to the organization's admins.
+ */
+export const ORG_EVENT_TYPES = [
+  'organization.paused',
+  'organization.resumed',
+  'webhook.disabled',
+  'domain.failed',
+  'domain.verified',
+] as const;
+/** Every type an endpoint may subscribe to. */
+export const WEBHOOK_EVENT_TYPES = [...EVENT_TYPES, ...ORG_EVENT_TYPES] as const;
 export type EmailEventType = (typeof EMAIL_EVENT_TYPES)[number];
-export type EventType = (typeof EVENT_TYPES)[number];
+export type OrgEventType = (typeof ORG_EVENT_TYPES)[number];
+export type EventType = (typeof EVENT_TYPES)[number] | OrgEventType;
+
+export function isOrgEventType(type: string): type is OrgEventType {
+  return (ORG_EVENT_TYPES as readonly string[]).includes(type);
+}
 export type BounceType = 'hard' | 'soft' | 'undetermined';
 
 export interface NewEvent {
@@ -78,11 +98,7 @@ export interface EventRow {
  * call created (publish those). Use inside the transaction that changes the state they describe.
  */
 export async function recordEvents(db: Db, events: NewEvent[]): Promise<EventRow[]> {
-  if (events.length === 0) return [];
-  return await db<EventRow[]>`
-    insert into events ${db(eventRows(events) as never)}
-    on conflict (dedupe_key) do nothing
-    returning *`;
+  return await insertEvents(db, eventRows(events));
 }
 
 /** Events as `events` rows (new ids), for `recordEvents` or a statement that inserts them itself. */
@@ -142,14 +158,10 @@ export class PublishedMarks {
     const ids = this.ids;
     this.ids = [];
     if (ids.length > 0) {
-      this.inFlight = this.inFlight.then(() => markPublished(this.db, ids)).catch(this.onError);
+      this.inFlight = this.inFlight.then(() => markEventsPublished(this.db, ids)).catch(this.onError);
     }
     return this.inFlight;
   }
-}
-
-async function markPublished(db: Db, ids: string[]): Promise<void> {
-  await db`update events set published_at = now() where id = any(${ids}) and published_at is null`;
 }
 
 /**
@@ -179,7 +191,7 @@ export async function publishEvents(
     queues[QUEUE_NAMES.metrics].add('drain', wakeUp, opts),
   ]);
   if (marks) marks.add(eventIds);
-  else await markPublished(db, eventIds);
+  else await markEventsPublished(db, eventIds);
 }
 
 /**
@@ -209,19 +221,7 @@ export async function republishPending(
   olderThanMs = 30_000,
   limit = 1000,
 ): Promise<number> {
-  const rows = await db<{ id: string }[]>`
-    select id from events
-    where published_at is null and created_at < now() - make_interval(secs => ${olderThanMs / 1000})
-    order by id limit ${limit}`;
-  await publishEvents(
-    db,
-    queues,
-    rows.map((r) => r.id),
-  );
-  return rows.length;
-}
-
-export async function getEvent(db: Db, id: string): Promise<EventRow | null> {
-  const [row] = await db<EventRow[]>`select * from events where id = ${id}`;
-  return row ?? null;
+  const ids = await unpublishedEventIds(db, olderThanMs, limit);
+  await publishEvents(db, queues, ids);
+  return ids.length;
 }

@@ -36,9 +36,15 @@ export const ID_PREFIXES = [
   'tpl',
   'sup',
   'inb',
+  'att',
+  'dmr',
   'aut',
   'run',
+  'imp',
+  'exp',
   'req',
+  'ipp',
+  'aud',
 ] as const;
 export type IdPrefix = (typeof ID_PREFIXES)[number];
 

@@ -1,4 +1,4 @@
-// Structured logs (pino). Every warn/error line carries a stable `event` code listed in README.
+// Structured logs (pino). Every warn/error line carries a stable `event` code listed in docs/operations.md.
 import { pino, type DestinationStream, type Logger } from 'pino';
 
 export type { Logger };

@@ -16,7 +16,7 @@ export type RestrictedRule = 'allow' | 'scoped' | 'deny';
 
 export interface RouteRule {
   method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
-  /** Koa-router path under /api/v1, with `:param` segments. */
+  /** Route path (api/router.ts) under /api/v1, with `:param` segments. */
   path: string;
   tier: Tier;
   liveOnly: boolean;
@@ -27,6 +27,15 @@ export interface RouteRule {
   bodyLimit?: number;
   /** Honours the Idempotency-Key header (api/middleware/idempotency.ts). */
   idempotent: boolean;
+  /** Name of the ajv schema the JSON body is validated with (api/schemas/registry.ts). */
+  body?: string;
+  /** Name of the ajv schema the query string is validated with. */
+  query?: string;
+  /**
+   * The body is a file the handler streams itself (api/uploads.ts: `text/csv` or
+   * `multipart/form-data`), up to `bodyLimit`; no JSON body is read before the handler.
+   */
+  upload?: boolean;
 }
 
 type Row = [
@@ -40,8 +49,20 @@ type Row = [
   'idempotent'?,
 ];
 
-/** 40 MB of attachments in base64 (4/3) plus the rest of the message. */
-const SEND_BODY_LIMIT = 56 * 1024 * 1024;
+// Body limits of the sending routes: each holds a request at every maximum of its schema
+// (api/schemas/emails.ts) written in ASCII JSON with unwrapped base64, with room to spare;
+// test/unit/email-limits.test.ts builds those requests and checks that they fit.
+/** POST /emails: 40 MiB of attachments (55.9 MB in base64), 5 MiB each of html and text, and the
+ * rest (addresses, headers, tags): 66.7 MB at most. */
+const SEND_BODY_LIMIT = 72 * 1024 * 1024;
+/** POST /emails/batch: 100 items of at most 1.21 MB each (512 KiB of attachments in base64,
+ * 128 KiB each of html and text, 150 recipients and 50 reply-to addresses of 512 characters,
+ * 50 headers, 50 tags): 120.7 MB at most. */
+const BATCH_BODY_LIMIT = 128 * 1024 * 1024;
+/** A contact import: up to 1,000,000 rows in 200 MiB of CSV (api/routes/contact-imports.ts). */
+export const CONTACT_IMPORT_MAX_BYTES = 200 * 1024 * 1024;
+/** A suppression list, read within its request (api/routes/suppressions-bulk.ts). */
+export const SUPPRESSION_IMPORT_MAX_BYTES = 64 * 1024 * 1024;
 
 // method, path, tier, live-only, restricted-key rule, sending route, body limit, idempotency
 const ROWS: Row[] = [
@@ -58,6 +79,8 @@ const ROWS: Row[] = [
   ['GET', '/organization', 'ADMIN', 'live', 'allow'],
   // Org-wide settings reach beyond a restricted key's domains.
   ['PATCH', '/organization', 'ADMIN', 'live', 'deny'],
+  // Who changed what: org-wide, so a domain-restricted key is refused.
+  ['GET', '/audit-log', 'ADMIN', 'live', 'deny'],
 
   // domains
   // A restricted key sees and manages only its own domains; a new domain is outside its set.
@@ -67,13 +90,16 @@ const ROWS: Row[] = [
   ['PATCH', '/domains/:id', 'ADMIN', 'live', 'scoped'],
   ['DELETE', '/domains/:id', 'ADMIN', 'live', 'scoped'],
   ['POST', '/domains/:id/verify', 'ADMIN', 'live', 'scoped'],
+  ['GET', '/domains/:id/dmarc', 'ADMIN', 'live', 'scoped'],
 
   // emails
   ['POST', '/emails', 'SEND', 'any', 'scoped', 'send', SEND_BODY_LIMIT, 'idempotent'],
-  ['POST', '/emails/batch', 'SEND', 'any', 'scoped', 'send', 32 * 1024 * 1024, 'idempotent'],
+  ['POST', '/emails/batch', 'SEND', 'any', 'scoped', 'send', BATCH_BODY_LIMIT, 'idempotent'],
   ['GET', '/emails', 'SEND', 'any', 'scoped'],
   ['GET', '/emails/:id', 'SEND', 'any', 'scoped'],
   ['GET', '/emails/:id/events', 'SEND', 'any', 'scoped'],
+  // The MIME as handed over (the development inbox): visible exactly as GET /emails/{id}.
+  ['GET', '/emails/:id/raw', 'SEND', 'any', 'scoped'],
   ['PATCH', '/emails/:id', 'SEND', 'any', 'scoped'],
   ['POST', '/emails/:id/cancel', 'SEND', 'any', 'scoped'],
 
@@ -88,6 +114,9 @@ const ROWS: Row[] = [
   // suppressions
   ['POST', '/suppressions', 'SEND', 'any', 'scoped'],
   ['GET', '/suppressions', 'SEND', 'any', 'scoped'],
+  // In bulk: a CSV of addresses and rules in (rows as POST /suppressions adds them), the list out.
+  ['POST', '/suppressions/imports', 'SEND', 'any', 'scoped', undefined, SUPPRESSION_IMPORT_MAX_BYTES],
+  ['GET', '/suppressions/export', 'SEND', 'any', 'scoped'],
   ['GET', '/suppressions/:id', 'SEND', 'any', 'scoped'],
   ['DELETE', '/suppressions/:id', 'FULL', 'live', 'scoped'],
 
@@ -108,11 +137,22 @@ const ROWS: Row[] = [
   // inbound (POST /inbound/raw is not here: it takes the install's INBOUND_SECRET, not an API key)
   ['GET', '/inbound', 'SEND', 'any', 'scoped'],
   ['GET', '/inbound/:id', 'SEND', 'any', 'scoped'],
+  // The sender's bytes: the organization's administrators fetch them.
+  ['GET', '/inbound/:id/attachments/:attachment_id', 'ADMIN', 'live', 'scoped'],
 
   // contacts (org-wide, not per domain: a restricted key may upsert (list signup, no automations),
   // read and rename them, but not change subscriptions (checked in the handler) nor delete them)
   ['POST', '/contacts', 'SEND', 'any', 'scoped'],
   ['GET', '/contacts', 'SEND', 'any', 'allow'],
+  // Imports and exports in bulk: the whole audience at once, so ADMIN, live and unrestricted.
+  ['POST', '/contacts/imports', 'ADMIN', 'live', 'deny', undefined, CONTACT_IMPORT_MAX_BYTES],
+  ['GET', '/contacts/imports', 'ADMIN', 'live', 'deny'],
+  ['GET', '/contacts/imports/:id', 'ADMIN', 'live', 'deny'],
+  ['GET', '/contacts/imports/:id/errors', 'ADMIN', 'live', 'deny'],
+  ['POST', '/contacts/exports', 'ADMIN', 'live', 'deny'],
+  ['GET', '/contacts/exports', 'ADMIN', 'live', 'deny'],
+  ['GET', '/contacts/exports/:id', 'ADMIN', 'live', 'deny'],
+  ['GET', '/contacts/exports/:id/download', 'ADMIN', 'live', 'deny'],
   ['GET', '/contacts/:id', 'SEND', 'any', 'allow'],
   ['PATCH', '/contacts/:id', 'SEND', 'any', 'scoped'],
   ['DELETE', '/contacts/:id', 'FULL', 'live', 'deny'],
@@ -162,7 +202,74 @@ const ROWS: Row[] = [
   ['PATCH', '/automations/:id', 'ADMIN', 'live', 'deny'],
   ['DELETE', '/automations/:id', 'ADMIN', 'live', 'deny'],
   ['GET', '/automations/:id/runs', 'ADMIN', 'live', 'deny'],
+  ['GET', '/automations/:id/runs/:run_id', 'ADMIN', 'live', 'deny'],
 ];
+
+// The schemas each route validates its request with, by name (api/schemas/registry.ts). The
+// handler asks for the validator of the route that matched (api/route-schemas.ts), and the
+// OpenAPI document (api/openapi/) shows the same schema: one source for both.
+const SCHEMAS: Record<string, Pick<RouteRule, 'body' | 'query' | 'upload'>> = {
+  'GET /keys': { query: 'ListKeysQuery' },
+  'POST /keys': { body: 'CreateKey' },
+  'POST /keys/:id/rotate': { body: 'RotateKey' },
+  'PATCH /organization': { body: 'UpdateOrganization' },
+  'GET /audit-log': { query: 'ListAuditLogQuery' },
+  'POST /domains': { body: 'CreateDomain' },
+  'GET /domains': { query: 'ListDomainsQuery' },
+  'PATCH /domains/:id': { body: 'UpdateDomain' },
+  'GET /domains/:id/dmarc': { query: 'DmarcQuery' },
+  'POST /emails': { body: 'SendEmail' },
+  'POST /emails/batch': { body: 'SendEmailBatch' },
+  'GET /emails': { query: 'ListEmailsQuery' },
+  'GET /emails/:id/events': { query: 'ListEmailEventsQuery' },
+  'GET /emails/:id/raw': { query: 'RawEmailQuery' },
+  'PATCH /emails/:id': { body: 'UpdateEmail' },
+  'POST /templates': { body: 'CreateTemplate' },
+  'GET /templates': { query: 'ListTemplatesQuery' },
+  'PATCH /templates/:id': { body: 'UpdateTemplate' },
+  'POST /suppressions': { body: 'CreateSuppression' },
+  'GET /suppressions': { query: 'ListSuppressionsQuery' },
+  'GET /suppressions/:id': { query: 'SuppressionRefQuery' },
+  'POST /suppressions/imports': { query: 'SuppressionImportQuery', upload: true },
+  'GET /suppressions/export': { query: 'SuppressionExportQuery' },
+  'DELETE /suppressions/:id': { query: 'SuppressionRefQuery' },
+  'POST /webhooks': { body: 'CreateWebhook' },
+  'GET /webhooks': { query: 'ListWebhooksQuery' },
+  'PATCH /webhooks/:id': { body: 'UpdateWebhook' },
+  'POST /webhooks/:id/rotate-secret': { body: 'RotateWebhookSecret' },
+  'GET /webhooks/:id/deliveries': { query: 'ListWebhookDeliveriesQuery' },
+  'POST /webhooks/:id/test': { body: 'TestWebhook' },
+  'GET /metrics': { query: 'MetricsQuery' },
+  'GET /inbound': { query: 'ListInboundQuery' },
+  'POST /contacts': { body: 'UpsertContact' },
+  'GET /contacts': { query: 'ListContactsQuery' },
+  'POST /contacts/imports': { query: 'ContactImportQuery', upload: true },
+  'GET /contacts/imports': { query: 'ListContactImportsQuery' },
+  'POST /contacts/exports': { body: 'CreateContactExport' },
+  'GET /contacts/exports': { query: 'ListContactImportsQuery' },
+  'PATCH /contacts/:id': { body: 'UpdateContact' },
+  'POST /contacts/:id/subscriptions': { body: 'ContactSubscriptions' },
+  'PATCH /contacts/:id/topics': { body: 'ContactTopicChoices' },
+  'POST /audiences/:audience_id/contacts': { body: 'UpsertContact' },
+  'GET /audiences/:audience_id/contacts': { query: 'ListContactsQuery' },
+  'PATCH /audiences/:audience_id/contacts/:id': { body: 'UpdateContact' },
+  'POST /topics': { body: 'CreateTopic' },
+  'GET /topics': { query: 'ListTopicsQuery' },
+  'PATCH /topics/:id': { body: 'UpdateTopic' },
+  'POST /segments': { body: 'CreateSegment' },
+  'GET /segments': { query: 'ListSegmentsQuery' },
+  'PATCH /segments/:id': { body: 'UpdateSegment' },
+  'GET /segments/:id/contacts': { query: 'ListSegmentsQuery' },
+  'POST /events': { body: 'PostEvent' },
+  'POST /broadcasts': { body: 'CreateBroadcast' },
+  'GET /broadcasts': { query: 'ListBroadcastsQuery' },
+  'PATCH /broadcasts/:id': { body: 'UpdateBroadcast' },
+  'POST /broadcasts/:id/send': { body: 'SendBroadcast' },
+  'POST /automations': { body: 'CreateAutomation' },
+  'GET /automations': { query: 'ListAutomationsQuery' },
+  'PATCH /automations/:id': { body: 'UpdateAutomation' },
+  'GET /automations/:id/runs': { query: 'ListAutomationRunsQuery' },
+};
 
 export const ROUTES: readonly RouteRule[] = ROWS.map(
   ([method, path, tier, live, restricted, sending, bodyLimit, idempotent]) => ({
@@ -174,8 +281,13 @@ export const ROUTES: readonly RouteRule[] = ROWS.map(
     sending: sending === 'send',
     ...(bodyLimit !== undefined ? { bodyLimit } : {}),
     idempotent: idempotent === 'idempotent',
+    ...SCHEMAS[`${method} ${path}`],
   }),
 );
+
+for (const id of Object.keys(SCHEMAS)) {
+  if (!ROUTES.some((r) => routeId(r) === id)) throw new Error(`schema row "${id}" names no route`);
+}
 
 export function routeId(rule: Pick<RouteRule, 'method' | 'path'>): string {
   return `${rule.method} ${rule.path}`;

@@ -2,6 +2,7 @@
 // together, so producer and consumer share one type. Payloads carry ids, never secrets or
 // message bodies.
 import { Queue, type JobsOptions } from 'bullmq';
+import { DeliveryQueue, type DeliveryJob } from './delivery-queue.js';
 import type { Redis } from './redis.js';
 
 export const QUEUE_NAMES = {
@@ -19,15 +20,15 @@ export const QUEUE_NAMES = {
   broadcast: 'broadcast',
   /** One job per step of an automation run (job id = run id + step), delayed by wait steps. */
   automation: 'automation',
+  /** One job per contact import or export (job id = its id); the rows are in Postgres. */
+  contactBulk: 'contact-bulk',
+  /** The repeatable retention purge (one job per RETENTION_PURGE_SECONDS); the rows are in Postgres. */
+  retention: 'retention',
 } as const;
 
 export type QueueName = (typeof QUEUE_NAMES)[keyof typeof QUEUE_NAMES];
 
-export interface DeliveryJob {
-  emailId: string;
-  /** Only these recipients (a retry); all pending recipients when absent. */
-  recipientIds?: string[];
-}
+export type { DeliveryJob } from './delivery-queue.js';
 
 export interface EventJob {
   eventId: string;
@@ -55,6 +56,17 @@ export interface AutomationJob {
   step: number;
 }
 
+export interface ContactBulkJob {
+  kind: 'import' | 'export';
+  /** The import (`imp_…`) or export (`exp_…`) id. */
+  id: string;
+}
+
+export interface RetentionJob {
+  /** Only this organization (a test or an operator's run); every organization when absent. */
+  orgId?: string;
+}
+
 export interface JobTypes {
   delivery: DeliveryJob;
   'webhook-fanout': EventJob;
@@ -63,9 +75,24 @@ export interface JobTypes {
   inbound: InboundJob;
   broadcast: BroadcastJob;
   automation: AutomationJob;
+  'contact-bulk': ContactBulkJob;
+  retention: RetentionJob;
 }
 
-export type Queues = { [K in QueueName]: Queue<JobTypes[K]> } & { close(): Promise<void> };
+export type Queues = { [K in Exclude<QueueName, 'delivery'>]: Queue<JobTypes[K]> } & {
+  /** The delivery queue adds its jobs with stream and fairness priorities (shared/delivery-queue.ts). */
+  delivery: DeliveryQueue;
+  close(): Promise<void>;
+};
+
+/**
+ * Lock settings of the workers whose jobs must not wait long for a worker process that died
+ * (SIGKILL, out of memory): the delivery and webhook-delivery queues. A running job's lock is
+ * renewed every half lock; once a dead process's lock lapses (15 s), the next stalled-job check
+ * (every 5 s, by any live worker) puts the job back to wait. BullMQ's defaults (30 s, 30 s) let a
+ * killed worker's jobs wait up to a minute after its restart.
+ */
+export const TAKEOVER_LOCKS = { lockDuration: 15_000, stalledInterval: 5_000 } as const;
 
 /** Jobs keep a bounded history in Redis; Postgres is the record. */
 export const DEFAULT_JOB_OPTIONS: JobsOptions = {
@@ -78,21 +105,26 @@ export const DEFAULT_JOB_OPTIONS: JobsOptions = {
  * fails at once when Redis is down instead of hanging a request).
  */
 export function createQueues(connection: Redis, bullPrefix: string): Queues {
+  const opts = { connection, prefix: bullPrefix, defaultJobOptions: DEFAULT_JOB_OPTIONS };
   const make = <K extends QueueName>(name: K) => {
-    const q = new Queue<JobTypes[K]>(name, { connection, prefix: bullPrefix, defaultJobOptions: DEFAULT_JOB_OPTIONS });
+    const q = new Queue<JobTypes[K]>(name, opts);
     // Connection errors surface on the commands that fail (503 at the API); without a listener
     // BullMQ prints every reconnect attempt's stack trace to stderr while Redis is down.
     q.on('error', () => {});
     return q;
   };
+  const delivery = new DeliveryQueue(QUEUE_NAMES.delivery, opts);
+  delivery.on('error', () => {});
   const queues = {
-    delivery: make('delivery'),
+    delivery,
     'webhook-fanout': make('webhook-fanout'),
     'webhook-delivery': make('webhook-delivery'),
     'metrics-rollup': make('metrics-rollup'),
     inbound: make('inbound'),
     broadcast: make('broadcast'),
     automation: make('automation'),
+    'contact-bulk': make('contact-bulk'),
+    retention: make('retention'),
   };
   return {
     ...queues,

@@ -1,11 +1,22 @@
-// Redis connections. The API side fails fast (no offline queue, one retry, short timeouts) so a
-// Redis outage answers 503 instead of hanging a request; BullMQ connections retry forever, as
-// BullMQ requires.
-import { Redis, type RedisOptions } from 'ioredis';
+// Redis connections, to one Redis or to a Redis Cluster (`redis+cluster://h1:p1,h2:p2`). The API
+// side fails fast (no offline queue, one retry, short timeouts) so a Redis outage answers 503
+// instead of hanging a request; BullMQ connections retry forever, as BullMQ requires. On a
+// cluster every multi-key command stays in one slot through the hash tags of redis-keys.ts.
+import { Cluster, Redis as SingleRedis, type ClusterOptions, type RedisOptions } from 'ioredis';
+import { parseClusterUrl, type ClusterUrl } from './redis-url.js';
 
-export type { Redis };
+export { parseClusterUrl };
+
+/** A connection to one Redis or to a Redis Cluster: both take the same commands. */
+export type Redis = SingleRedis | Cluster;
 
 export type RedisRole = 'api' | 'bullmq' | 'subscriber';
+
+const BY_ROLE: Record<RedisRole, RedisOptions> = {
+  api: { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: 2000 },
+  bullmq: { maxRetriesPerRequest: null, enableReadyCheck: false },
+  subscriber: { maxRetriesPerRequest: null },
+};
 
 export function createRedis(url: string, role: RedisRole, name = 'tern'): Redis {
   const common: RedisOptions = {
@@ -14,15 +25,44 @@ export function createRedis(url: string, role: RedisRole, name = 'tern'): Redis 
     // Reconnect with a capped backoff; the process keeps serving and /readyz reports the state.
     retryStrategy: (times) => Math.min(times * 200, 2000),
   };
-  const byRole: Record<RedisRole, RedisOptions> = {
-    api: { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: 2000 },
-    bullmq: { maxRetriesPerRequest: null, enableReadyCheck: false },
-    subscriber: { maxRetriesPerRequest: null },
-  };
-  const client = new Redis(url, { ...common, ...byRole[role] });
+  const cluster = parseClusterUrl(url);
+  const client = cluster
+    ? createCluster(cluster, { ...common, ...BY_ROLE[role] })
+    : new SingleRedis(url, { ...common, ...BY_ROLE[role] });
   // Errors surface on the commands that fail; an unhandled 'error' event would crash the process.
   client.on('error', () => {});
   return client;
+}
+
+function createCluster(url: ClusterUrl, node: RedisOptions): Cluster {
+  const { enableOfflineQueue, enableReadyCheck, retryStrategy, ...redisOptions } = node;
+  const options: ClusterOptions = {
+    // The options of every node's connection; offline queue, ready check and reconnection are
+    // the cluster client's own.
+    redisOptions: {
+      ...redisOptions,
+      ...(url.username ? { username: url.username } : {}),
+      ...(url.password ? { password: url.password } : {}),
+      ...(url.tls ? { tls: {} } : {}),
+    },
+    ...(enableOfflineQueue === undefined ? {} : { enableOfflineQueue }),
+    ...(enableReadyCheck === undefined ? {} : { enableReadyCheck }),
+    clusterRetryStrategy: (times) => retryStrategy!(times) ?? null,
+    // A failover moves slots; the client follows MOVED/ASK and refreshes its slot table.
+    retryDelayOnFailover: 200,
+    retryDelayOnClusterDown: 300,
+    slotsRefreshTimeout: 2000,
+  };
+  return new Cluster(url.nodes, options);
+}
+
+/**
+ * The masters of a cluster client, each named `host:port`, for checks that read one node's
+ * settings (INFO, CONFIG); null for a single Redis.
+ */
+export function clusterMasters(client: Redis): { name: string; node: SingleRedis }[] | null {
+  if (!(client instanceof Cluster)) return null;
+  return client.nodes('master').map((node) => ({ name: `${node.options.host}:${node.options.port}`, node }));
 }
 
 const corked = new WeakSet<Redis>();
@@ -35,6 +75,8 @@ const corked = new WeakSet<Redis>();
  * Pipeline per batch and measured slower (bench/api).
  */
 export function coalesceWrites(client: Redis): void {
+  // A cluster client writes to several sockets; it is left as it is.
+  if (client instanceof Cluster) return;
   const stream = client.stream as { cork?: () => void; uncork?: () => void } | undefined;
   if (corked.has(client) || client.status !== 'ready' || typeof stream?.cork !== 'function') return;
   corked.add(client);

@@ -27,10 +27,11 @@ import { insertEmails, type NewEmail, type NewRecipient } from '../shared/db/ema
 import type { TxSql } from '../shared/db/pool.js';
 import { findSegment } from '../shared/db/segments.js';
 import { findTemplateVersion, type TemplateVersionRow } from '../shared/db/templates.js';
+import { streamOf } from '../shared/prom/labels.js';
 import { QUEUE_NAMES, type BroadcastJob } from '../shared/queues.js';
 import type { SegmentFilter } from '../shared/segment-filter.js';
-import type { WorkerDeps } from './deps.js';
-import type { QueueConsumer } from './registry.js';
+import type { QueueConsumer, WorkerDeps } from './deps.js';
+import { runEvery } from './periodic.js';
 
 export const DEFAULT_BATCH_SIZE = 500;
 
@@ -39,7 +40,7 @@ type Locked = BroadcastRow & { domain_name: string };
 export type BatchResult =
   | { kind: 'idle'; why: 'gone' | 'inactive' | 'stale' }
   | { kind: 'early'; delayMs: number }
-  | { kind: 'done' | 'more'; cursor: string | null; counts: Counts; emailIds: string[] };
+  | { kind: 'done' | 'more'; cursor: string | null; counts: Counts; emailIds: string[]; orgId: string };
 
 /** First batch: the segment and template version every batch of this send will use. */
 async function start(tx: TxSql, b: Locked): Promise<Locked | null> {
@@ -137,7 +138,7 @@ async function runBatch(tx: TxSql, job: BroadcastJob, batchSize: number): Promis
   const cursor = contacts.at(-1)?.id ?? null;
   const done = contacts.length < batchSize;
   await recordBatch(tx, b.id, { counts, cursor, done });
-  return { kind: done ? 'done' : 'more', cursor, counts, emailIds: kept.map((m) => m.email.id) };
+  return { kind: done ? 'done' : 'more', cursor, counts, emailIds: kept.map((m) => m.email.id), orgId: b.org_id };
 }
 
 /** One batch of a send; enqueues its deliveries and the next batch after the commit. */
@@ -156,9 +157,10 @@ export async function processBroadcastBatch(
   }
   if (result.kind === 'idle') return result;
   if (result.emailIds.length > 0) {
+    deps.prom.inc('tern_emails_accepted_total', ['broadcast', streamOf('broadcast')], result.emailIds.length);
     // A lost add leaves the messages queued without a job: the delivery sweeper enqueues them.
-    await deps.queues.delivery.addBulk(
-      result.emailIds.map((emailId) => ({ name: 'email', data: { emailId }, opts: { jobId: emailId } })),
+    await deps.queues.delivery.enqueue(
+      result.emailIds.map((emailId) => ({ emailId, orgId: result.orgId, stream: 'broadcast', jobId: emailId })),
     );
   }
   if (result.kind === 'more') await enqueueBatch(deps.queues, job.broadcastId, result.cursor);
@@ -201,18 +203,12 @@ export function startBroadcastWorker(deps: WorkerDeps, opts: BroadcastWorkerOpti
   worker.on('error', (err) => deps.logger.error({ event: 'BROADCAST_WORKER_ERROR', err }, 'worker error'));
   const every = opts.sweepEveryMs ?? 60_000;
   if (every > 0) {
-    let sweeping = false;
-    const timer = setInterval(() => {
-      if (sweeping) return;
-      sweeping = true;
-      sweepBroadcasts(deps)
-        .catch((err: unknown) => deps.logger.warn({ event: 'BROADCAST_SWEEP_FAILED', err }, 'broadcast sweep failed'))
-        .finally(() => {
-          sweeping = false;
-        });
-    }, every);
-    timer.unref();
-    worker.on('closing', () => clearInterval(timer));
+    const stop = runEvery(
+      every,
+      () => sweepBroadcasts(deps),
+      (err) => deps.logger.warn({ event: 'BROADCAST_SWEEP_FAILED', err }, 'broadcast sweep failed'),
+    );
+    worker.on('closing', stop);
   }
   return worker;
 }

@@ -6,12 +6,12 @@
 // own batch to commit, so the order of the steps and their guarantees are those of one job). Each recipient's attempt is recorded before
 // SMTP (attempts + 1, in-flight marker) and its result after, so a job re-run after a 250 never
 // sends again. A repeatable `sweep` job re-enqueues stuck messages.
-import { Worker, type Job, type WorkerOptions } from 'bullmq';
+import { DelayedError, Worker, type Job, type WorkerOptions } from 'bullmq';
 import {
   claimEmail,
   finishEmail,
   holdRecipients,
-  reserveCap,
+  settleEmails,
   unclaimEmail,
   type DeliveryEmail,
   type DeliveryRecipient,
@@ -19,20 +19,26 @@ import {
 import { EventPublisher, PublishedMarks } from '../shared/events.js';
 import { Outbound } from '../shared/mail/outbound/index.js';
 import { providerOf } from '../shared/mail/providers.js';
-import { QUEUE_NAMES, type DeliveryJob } from '../shared/queues.js';
+import { QUEUE_NAMES, TAKEOVER_LOCKS, type DeliveryJob } from '../shared/queues.js';
 import type { WorkerDeps } from './deps.js';
 import { evaluateAlertRules } from './delivery/alerts.js';
-import { nextUtcMidnight, utcDate, warmupCap } from './delivery/caps.js';
+import { capsApply, checkCaps, sourceAddresses } from './delivery/caps.js';
 import { HandOvers } from './delivery/handover.js';
 import { DeliveryLoader, load } from './delivery/load.js';
 import { eventOf, OutcomeRecorder, outcomeOf, recordVerdict, type RecipientRef } from './delivery/record.js';
-import { scheduleNext, startSweeper, SWEEP_JOB } from './delivery/schedule.js';
-import { deliverLive, type Leased, type LiveContext } from './delivery/send.js';
+import { DeliveryJournal, settleResumed, type Resumable } from './delivery/journal.js';
+import { AttemptLeases } from './delivery/leases.js';
+import { scheduleNext, startSweeper, startSweeps, SWEEP_JOB } from './delivery/schedule.js';
+import { StreamGate } from './delivery/stream-gate.js';
+import { ProgressWatchdog, type WatchdogOptions } from './delivery/watchdog.js';
+import { retryTransient } from '../shared/transient.js';
+import { deliverLive, type LiveContext } from './delivery/send.js';
 import { DEFAULT_THROTTLE, ProviderThrottle, type ThrottleOptions } from './delivery/throttle.js';
 import * as tracker from '../shared/tracking.js';
-import { simulate, type Verdict } from './delivery/verdict.js';
+import { deliverTest } from './delivery/test-mode.js';
+import type { Verdict } from './delivery/verdict.js';
 
-export { ATTEMPT_LEASE_SECONDS } from './delivery/handover.js';
+export { ATTEMPT_LEASE_SECONDS } from './delivery/leases.js';
 
 /**
  * The steps whose statements are shared by the worker's concurrent jobs (one statement or Redis
@@ -46,8 +52,11 @@ interface Batched {
 }
 
 type Ctx = LiveContext & {
-  jobId: string;
+  /** The lease holder token of this run (workers/delivery/leases.ts). */
+  holder: string;
   batched: Batched;
+  /** Tells the watchdog that something moved. */
+  progress: () => void;
 };
 
 /** What one job learned while it ran: events to publish, recipients settled for good. */
@@ -70,34 +79,11 @@ async function checkPause(deps: WorkerDeps, email: DeliveryEmail, due: DeliveryR
   return true;
 }
 
-function capsApply(email: DeliveryEmail, due: DeliveryRecipient[], now: Date): boolean {
-  if (email.mode === 'test') return false;
-  if (warmupCap(email.domain_verified_at, now) === Infinity && email.daily_cap === null) return false;
-  return due.some((r) => r.cap_day === null && r.status === 'queued' && !r.suppressed);
+/** A suppressed recipient's result; its response names the suppression's reason. */
+function suppressedVerdict(r: DeliveryRecipient): Verdict {
+  const response = r.suppression_reason ? `suppressed (${r.suppression_reason})` : 'suppressed';
+  return { kind: 'rejected', response, detail: 'Suppressed' };
 }
-
-/** Live only: recipients over today's cap wait for the next UTC day (status stays queued). */
-async function checkCaps(deps: WorkerDeps, email: DeliveryEmail, due: DeliveryRecipient[]) {
-  const now = new Date();
-  const uncounted = due.filter((r) => r.cap_day === null && r.status === 'queued' && !r.suppressed);
-  const ids = uncounted.map((r) => r.id);
-  const allowed = new Set(
-    await reserveCap(deps.sql, {
-      orgId: email.org_id,
-      domainId: email.domain_id,
-      day: utcDate(now),
-      ids,
-      domainCap: warmupCap(email.domain_verified_at, now),
-      orgCap: email.daily_cap ?? Infinity,
-    }),
-  );
-  const over = ids.filter((id) => !allowed.has(id));
-  const until = nextUtcMidnight(now);
-  await holdRecipients(deps.sql, over, `over daily cap until ${until.toISOString()}`, until);
-  return due.filter((r) => !over.includes(r.id));
-}
-
-const SUPPRESSED: Verdict = { kind: 'rejected', response: 'suppressed', detail: 'Suppressed' };
 
 /**
  * Everything before SMTP, in one transaction shared with other jobs' hand-overs (workers/delivery/
@@ -117,13 +103,17 @@ async function handOver(ctx: Ctx, email: DeliveryEmail, due: DeliveryRecipient[]
   });
   const rejected = suppressed.map(
     (r) =>
-      outcomeOf(deps, email, { id: r.id, email: r.email, attempts: r.attempts, provider: r.provider }, SUPPRESSED)
-        .outcome,
+      outcomeOf(
+        deps,
+        email,
+        { id: r.id, email: r.email, attempts: r.attempts, provider: r.provider },
+        suppressedVerdict(r),
+      ).outcome,
   );
   const done = await ctx.batched.handOvers.handOver({
     emailId: email.id,
     claim,
-    jobId: ctx.jobId,
+    jobId: ctx.holder,
     fresh: fresh.map((r) => r.id),
     sent,
     lease: rest.map((r) => r.id),
@@ -133,28 +123,41 @@ async function handOver(ctx: Ctx, email: DeliveryEmail, due: DeliveryRecipient[]
   state.final += suppressed.length;
   state.outbox.push(...done.created);
   const byId = new Map(rest.map((r) => [r.id, r]));
-  return done.leases.map((l) => ({ ...byId.get(l.id)!, attempts: l.attempts, resumed: l.resumed }));
+  return done.leases.map((l) => ({
+    ...byId.get(l.id)!,
+    attempts: l.attempts,
+    resumed: l.resumed,
+    previous: l.previous,
+  }));
 }
 
-async function deliver(ctx: Ctx, email: DeliveryEmail, leased: (Leased & { resumed: boolean })[], state: JobState) {
-  for (const l of leased.filter((x) => x.resumed)) {
-    // The previous attempt of this job died without a result: we cannot know whether the server
-    // said 250, so we send again (a possible duplicate rather than a possible loss, RFC 5321 §6.1).
-    ctx.deps.logger.warn({ event: 'DELIVERY_ATTEMPT_RESUMED', emailId: email.id, recipientId: l.id }, 'resuming');
-  }
+async function deliver(
+  ctx: Ctx,
+  email: DeliveryEmail,
+  leased: Resumable[],
+  state: JobState,
+  sourceOf: (recipientId: string) => string | null,
+) {
   let bounced = false;
   const record = async (r: RecipientRef, v: Verdict) => {
     const events = await recordVerdict(ctx.deps, ctx.batched.recorder, email, r, v, state.outbox);
+    ctx.progress();
     if (events.some((e) => e.type === 'email.bounced' || e.type === 'email.complained')) bounced = true;
     if (!events.some((e) => e.type === 'email.delivery_delayed')) state.final++;
   };
+  const known = settleResumed(ctx.journal, ctx.deps.logger, email, leased);
+  for (const { r, response } of known) {
+    await record(
+      { id: r.id, email: r.email, attempts: r.attempts, provider: r.provider },
+      { kind: 'delivered', response },
+    );
+  }
+  const toSend = leased.filter((l) => !known.some((k) => k.r === l));
+  if (toSend.length === 0) return false;
   if (email.mode === 'test') {
-    for (const r of leased) {
-      const provider = r.provider ?? providerOf(r.domain, []).id;
-      await record({ id: r.id, email: r.email, attempts: r.attempts, provider }, simulate(r.email, r.attempts));
-    }
+    await deliverTest(ctx, email, toSend, record);
   } else {
-    await deliverLive(ctx, email, leased, record);
+    await deliverLive(ctx, email, toSend, record, sourceOf);
   }
   return bounced && email.mode === 'live';
 }
@@ -163,22 +166,31 @@ export async function processDelivery(ctx: Ctx, job: DeliveryJob): Promise<void>
   const loaded = await load(ctx.deps, ctx.batched.loader, job.emailId);
   if (!loaded) return;
   const { email, pending } = loaded;
+  // A re-run after every recipient ended (its last run died before the message's status).
+  if (pending.length === 0) {
+    await settleEmails(ctx.deps.sql, [email.id]);
+    return;
+  }
   const state: JobState = { outbox: [], final: 0 };
   try {
     let due = loaded.due;
     if (due.length > 0 && !(await checkPause(ctx.deps, email, due))) {
       let claim = email.status === 'scheduled' || email.status === 'queued';
+      let counted = new Map<string, string | null>();
       if (capsApply(email, due, new Date())) {
         // Caps count only what is really sent: claim first, so a canceled message counts nothing.
         if (claim && !(await claimEmail(ctx.deps.sql, email.id))) return;
         claim = false;
-        due = await checkCaps(ctx.deps, email, due);
+        ({ due, counted } = await checkCaps(ctx.deps, email, due));
       }
       const leased = await handOver(ctx, email, due, claim, state);
       if (!leased) return; // canceled meanwhile
-      const bounced = leased.length > 0 && (await deliver(ctx, email, leased, state));
+      const sourceOf = sourceAddresses(email, counted);
+      const bounced = leased.length > 0 && (await deliver(ctx, email, leased, state, sourceOf));
       if (bounced) await evaluateAlertRules(ctx.deps, email.org_id, email.alert_rules);
-      if (leased.length === 0) {
+      // Nothing leased: either no recipient can move any more (all rejected: the message ends)
+      // or they wait (held: the message goes back to the API's hands, cancelable again).
+      if (leased.length === 0 && (await settleEmails(ctx.deps.sql, [email.id])).length === 0) {
         await unclaimEmail(ctx.deps.sql, email.id);
         await finishEmail(ctx.deps.sql, email.id);
       }
@@ -188,20 +200,29 @@ export async function processDelivery(ctx: Ctx, job: DeliveryJob): Promise<void>
     await ctx.batched.publisher.publish(state.outbox);
   }
   // Every recipient settled for good: no retry or hold can be due later.
-  if (state.final < pending.length) await scheduleNext(ctx.deps, email.id);
+  if (state.final < pending.length) await scheduleNext(ctx.deps, email);
 }
 
 export interface DeliveryWorkerOptions {
   worker?: Partial<WorkerOptions>;
   throttle?: ThrottleOptions;
-  /** Seconds between sweeps (default DELIVERY_SWEEP_SECONDS); 0 disables the repeatable sweep job. */
+  /** Seconds between sweeps (default DELIVERY_SWEEP_SECONDS); 0 disables every sweep (timed and triggered). */
   sweepEverySeconds?: number;
   /** How often the sweep's job scheduler is re-asserted (it lives in Redis, which may lose it). */
   rescheduleEveryMs?: number;
+  watchdog?: WatchdogOptions;
+  /** Longest wait for a free outbound connection (default 60 s). */
+  acquireTimeoutMs?: number;
 }
 
+/** How long a broadcast job that gave its slot to transactional mail waits before it queues again. */
+const GATE_YIELD_MS = 200;
+
+/** A job waits this long at most for Postgres or Redis to come back before it fails (then the sweeper retries it). */
+const OUTAGE_WAIT_MS = 10 * 60_000;
+
 export async function startDeliveryWorker(deps: WorkerDeps, opts: DeliveryWorkerOptions = {}): Promise<Worker> {
-  const outbound = new Outbound(deps.config);
+  const outbound = new Outbound(deps.config, { acquireTimeoutMs: opts.acquireTimeoutMs });
   const throttle = new ProviderThrottle(deps.redis, deps.redisKeys, opts.throttle ?? DEFAULT_THROTTLE);
   const marks = new PublishedMarks(deps.sql, (err) =>
     deps.logger.warn({ event: 'EVENTS_MARK_FAILED', err }, 'marking events published failed; they will be republished'),
@@ -212,41 +233,85 @@ export async function startDeliveryWorker(deps: WorkerDeps, opts: DeliveryWorker
     recorder: new OutcomeRecorder(deps.sql),
     publisher: new EventPublisher(deps.sql, deps.queues, marks),
   };
+  const leases = new AttemptLeases(deps.sql, deps.logger);
+  const journal = new DeliveryJournal(deps.config.deliveryJournalDir, leases.process);
+  const watchdog = new ProgressWatchdog(deps.logger, opts.watchdog);
+  let closing = false;
+  const run = async (job: Job<DeliveryJob>) => {
+    const holder = leases.hold(job.id ?? job.data.emailId);
+    const done = watchdog.started();
+    const ctx: Ctx = {
+      deps,
+      outbound,
+      throttle,
+      tracker,
+      journal,
+      holder,
+      batched,
+      progress: () => watchdog.progress(),
+    };
+    try {
+      // An outage of Postgres or Redis is waited out (the run starts again from the load, which
+      // finds what was already recorded); the job is not failed for it.
+      await retryTransient(() => processDelivery(ctx, job.data), {
+        maxMs: OUTAGE_WAIT_MS,
+        stopped: () => closing,
+        onWait: (err) =>
+          deps.logger.warn({ event: 'DELIVERY_WAITING_FOR_STORE', jobId: job.id, err }, 'waiting for Postgres/Redis'),
+      });
+    } finally {
+      leases.release(holder);
+      done();
+    }
+  };
+  const concurrency = opts.worker?.concurrency ?? deps.config.deliveryConcurrency;
+  const gate = new StreamGate(deps.queues.delivery, concurrency, deps.config.broadcastMaxShare);
   const worker = new Worker<DeliveryJob>(
     QUEUE_NAMES.delivery,
-    async (job: Job<DeliveryJob>) => {
+    async (job: Job<DeliveryJob>, token?: string) => {
       if (job.name === SWEEP_JOB) return await startSweeper.sweep(deps, deps.config.deliverySweepGraceSeconds);
-      await processDelivery(
-        { deps, outbound, throttle, tracker, jobId: job.id ?? job.data.emailId, batched },
-        job.data,
-      );
+      if (!(await gate.enter(job.data))) {
+        // Over the broadcast share while transactional mail waits: the slot goes to it.
+        await job.moveToDelayed(Date.now() + GATE_YIELD_MS, token);
+        throw new DelayedError();
+      }
+      try {
+        void deps.queues.delivery.taken(job.data).catch(() => undefined);
+        await run(job);
+      } finally {
+        gate.leave(job.data);
+      }
     },
     {
       connection: deps.bull,
       prefix: deps.redisKeys.bullPrefix,
-      concurrency: deps.config.deliveryConcurrency,
+      concurrency,
+      // A killed worker's jobs are taken over within seconds (its attempts' leases expire as fast).
+      ...TAKEOVER_LOCKS,
       ...opts.worker,
     },
   );
   worker.on('failed', (job, err) =>
     deps.logger.error({ event: 'DELIVERY_JOB_FAILED', jobId: job?.id, err }, 'delivery job failed'),
   );
+  // BullMQ reports its own failures (a lost lock, a Redis command that failed) here; without a
+  // listener an 'error' event would throw out of the emitter and stop the worker.
+  worker.on('error', (err) => deps.logger.error({ event: 'DELIVERY_WORKER_ERROR', err }, 'delivery worker error'));
+  worker.on('completed', () => watchdog.progress());
+  const stopSweeps = await startSweeps(deps, {
+    everySeconds: opts.sweepEverySeconds ?? deps.config.deliverySweepSeconds,
+    rescheduleEveryMs: opts.rescheduleEveryMs ?? 300_000,
+  });
+  worker.on('closing', () => {
+    closing = true;
+    void stopSweeps();
+  });
   worker.on('closed', () => {
     outbound.close();
+    leases.close();
+    journal.close();
+    watchdog.close();
     void marks.flush();
   });
-  const sweepEvery = opts.sweepEverySeconds ?? deps.config.deliverySweepSeconds;
-  await startSweeper.schedule(deps, sweepEvery);
-  // The repeatable sweep is itself a Redis record: a flush or failover that loses it would stop
-  // the safety net until a restart. Upserting it again is idempotent.
-  const timer = setInterval(() => {
-    startSweeper
-      .schedule(deps, sweepEvery)
-      .catch((err: unknown) =>
-        deps.logger.warn({ event: 'DELIVERY_SWEEP_SCHEDULE_FAILED', err }, 'could not re-assert the delivery sweep'),
-      );
-  }, opts.rescheduleEveryMs ?? 300_000);
-  timer.unref();
-  worker.on('closing', () => clearInterval(timer));
   return worker;
 }

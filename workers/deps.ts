@@ -1,9 +1,14 @@
-// What every queue consumer receives: config, pool, logger and a BullMQ connection factory.
+// What every queue consumer receives (config, pool, logger, Redis and BullMQ connections) and
+// the shape of a consumer, declared here so that workers/registry.ts and the consumers it lists
+// both import it without importing each other.
+import type { Worker } from 'bullmq';
 import type { Config } from '../shared/config.js';
 import { createPool, type Sql } from '../shared/db/pool.js';
 import type { Logger } from '../shared/logger.js';
+import { PromRecorder } from '../shared/prom/recorder.js';
 import { createQueues, type Queues } from '../shared/queues.js';
 import { closeRedis, createRedis, type Redis } from '../shared/redis.js';
+import { isClusterUrl } from '../shared/redis-url.js';
 import { redisKeys, type RedisKeys } from '../shared/redis-keys.js';
 
 export interface WorkerDeps {
@@ -17,15 +22,28 @@ export interface WorkerDeps {
   redis: Redis;
   /** Producer side of every queue (on the BullMQ connection). */
   queues: Queues;
+  /** Cluster-wide Prometheus counters (shared/prom/recorder.ts). */
+  prom: PromRecorder;
   close(): Promise<void>;
 }
 
+/** One entry of workers/registry.ts: the queue it consumes and how its BullMQ Worker starts. */
+export interface QueueConsumer {
+  queue: string;
+  start(deps: WorkerDeps): Worker | Promise<Worker>;
+}
+
 export function createWorkerDeps(config: Config, logger: Logger): WorkerDeps {
-  const sql = createPool(config.databaseUrl, { max: config.databasePoolMax, application: 'tern-worker' });
+  const sql = createPool(config.databaseUrl, {
+    max: config.databasePoolMax,
+    application: 'tern-worker',
+    pooler: config.databasePooler,
+  });
   const bull = createRedis(config.redisUrl, 'bullmq', 'tern-worker');
   const redis = createRedis(config.redisUrl, 'api', 'tern-worker');
-  const keys = redisKeys(config.redisPrefix);
+  const keys = redisKeys(config.redisPrefix, { cluster: isClusterUrl(config.redisUrl) });
   const queues = createQueues(bull, keys.bullPrefix);
+  const prom = new PromRecorder(redis, keys.prom, logger).start();
   return {
     config,
     sql,
@@ -34,7 +52,9 @@ export function createWorkerDeps(config: Config, logger: Logger): WorkerDeps {
     bull,
     redis,
     queues,
+    prom,
     async close() {
+      await prom.close();
       await queues.close();
       await closeRedis(redis);
       await closeRedis(bull);

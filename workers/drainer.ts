@@ -27,7 +27,7 @@ export class Drainer {
     // `running` is assigned before the first pass starts, and cleared in the same synchronous
     // stretch as the last check of `again`: a kick between the two (a `.finally` callback one
     // microtask later) would be lost until the next timed drain.
-    await null;
+    await Promise.resolve();
     try {
       do {
         this.again = false;

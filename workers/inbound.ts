@@ -1,14 +1,15 @@
-// Inbound consumer: one job per stored inbound message. Steps: load → parse (mailparser) →
-// report? (DSN / ARF on the VERP return path → bounce / complaint events) : reply (thread via
-// In-Reply-To / References, store, fire email.received). Re-running a job is harmless: the
+// Inbound consumer: one job per stored inbound message. Steps: load → parse (mailparser) → route
+// each recipient again (shared/inbound-routing.ts) → one of: unsubscribe (the List-Unsubscribe
+// mailto); report (DSN / ARF on the VERP or SRS return path → bounce / complaint events); DMARC
+// aggregate report (inbound-dmarc.ts); received message (inbound-received.ts: thread, store,
+// email.received and/or forward). Re-running a job is harmless: the
 // parsed fields are overwritten and events are recorded once (dedupe keys). A sweeper enqueues
 // messages the MX stored but could not enqueue. Stops with worker.close().
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
-import { simpleParser, type AddressObject, type ParsedMail, type SimpleParserOptions } from 'mailparser';
-import { enqueueInbound } from '../api/smtp/mx-server.js';
+import { simpleParser, type ParsedMail, type SimpleParserOptions } from 'mailparser';
 import {
-  findEmailByMessageId,
   findRecipient,
+  forwardRecipientsByEnvelope,
   loadInboundRaw,
   markInboundFailed,
   saveParsedInbound,
@@ -17,71 +18,19 @@ import {
   type ParsedInbound,
 } from '../shared/db/inbound.js';
 import type { Db } from '../shared/db/pool.js';
-import { publishEvents, recordEvents, type EventRow } from '../shared/events.js';
+import { publishEvents, type EventRow } from '../shared/events.js';
+import { enqueueInbound } from '../shared/inbound-jobs.js';
+import { routeRecipient, type RcptRoute } from '../shared/inbound-routing.js';
 import { parseVerpToken } from '../shared/mail/verp.js';
-import { detectReport, isAutoReply, looksLikeBounce } from '../shared/mail/reports.js';
+import { detectReport, looksLikeBounce, type DsnRecipient } from '../shared/mail/reports.js';
 import { QUEUE_NAMES, type InboundJob } from '../shared/queues.js';
 import { recordTrackingHit } from '../shared/tracking.js';
 import type { WorkerDeps } from './deps.js';
+import { runEvery } from './periodic.js';
+import { receiveDmarcReport } from './inbound-dmarc.js';
+import { baseFields, type BaseFields } from './inbound-parse.js';
 import { applyArf, applyDsn } from './inbound-reports.js';
-
-function addresses(a: AddressObject | AddressObject[] | undefined): string[] {
-  const list = Array.isArray(a) ? a : a ? [a] : [];
-  return list.flatMap((o) => o.value.map((v) => v.address ?? '').filter(Boolean));
-}
-
-function bare(id: string): string {
-  return id.trim().replace(/^<|>$/g, '');
-}
-
-/** Message ids named by In-Reply-To, then References (newest first). */
-function referencedIds(mail: ParsedMail): string[] {
-  const refs = Array.isArray(mail.references) ? mail.references : mail.references ? [mail.references] : [];
-  const ids = [...(mail.inReplyTo ? mail.inReplyTo.split(/\s+/) : []), ...refs.slice().reverse()];
-  return [...new Set(ids.map(bare).filter(Boolean))];
-}
-
-/** The org's message a reply answers: an id whose domain is one of the org's domains. */
-async function thread(db: Db, orgId: string, orgDomains: string[], mail: ParsedMail): Promise<string | null> {
-  for (const id of referencedIds(mail)) {
-    const domain = id.slice(id.lastIndexOf('@') + 1).toLowerCase();
-    if (!orgDomains.includes(domain)) continue;
-    const emailId = await findEmailByMessageId(db, orgId, id);
-    if (emailId) return emailId;
-  }
-  return null;
-}
-
-/** Postgres text and jsonb refuse NUL characters, which binary garbage in a message carries. */
-function clean(s: string): string;
-function clean(s: string | null | undefined): string | null;
-function clean(s: string | null | undefined): string | null {
-  return s == null ? null : s.replaceAll('\u0000', '');
-}
-
-function baseFields(mail: ParsedMail): Omit<ParsedInbound, 'orgId' | 'domainId' | 'kind' | 'emailId'> {
-  return {
-    fromAddress: clean(addresses(mail.from)[0]),
-    to: addresses(mail.to).map((a) => clean(a)),
-    cc: addresses(mail.cc).map((a) => clean(a)),
-    subject: clean(mail.subject),
-    text: clean(mail.text),
-    html: typeof mail.html === 'string' ? clean(mail.html) : null,
-    headers: mail.headerLines.map((h) => ({
-      key: clean(h.key),
-      value: clean(h.line.slice(h.line.indexOf(':') + 1).trim()),
-    })),
-    messageId: mail.messageId ? clean(bare(mail.messageId)) : null,
-    inReplyTo: mail.inReplyTo ? clean(bare(mail.inReplyTo)) : null,
-    autoReply: isAutoReply(mail),
-    attachments: mail.attachments.map((a) => ({
-      filename: clean(a.filename),
-      contentType: clean(a.contentType),
-      contentId: clean(a.cid),
-      content: a.content,
-    })),
-  };
-}
+import { receiveMessage } from './inbound-received.js';
 
 /** SQLSTATE classes that no retry can fix: data exceptions (22) and program limits (54). */
 function isPermanentDbError(err: unknown): boolean {
@@ -100,17 +49,13 @@ function tokenRecipients(row: InboundRow, secret: string, tag: 'b' | 'u'): strin
   return ids;
 }
 
-async function orgDomainNames(db: Db, orgId: string): Promise<string[]> {
-  const rows = await db<{ name: string }[]>`select name from domains where org_id = ${orgId}`;
-  return rows.map((r) => r.name);
-}
-
 export async function processInbound(deps: WorkerDeps, inboundId: string): Promise<EventRow[]> {
   const row = await loadInboundRaw(deps.sql, inboundId);
   if (!row) throw new UnrecoverableError(`inbound message ${inboundId} not found`);
   if (row.status === 'processed') return [];
   if (!row.org_id) {
     await markInboundFailed(deps.sql, inboundId, 'no organization: no recipient matched a verified domain');
+    deps.prom.inc('tern_inbound_messages_total', ['failed']);
     return [];
   }
   let mail: ParsedMail;
@@ -120,6 +65,7 @@ export async function processInbound(deps: WorkerDeps, inboundId: string): Promi
   } catch (err) {
     // The same bytes fail the same way next time: record why and do not retry.
     await markInboundFailed(deps.sql, inboundId, `unparseable message: ${(err as Error).message}`);
+    deps.prom.inc('tern_inbound_messages_total', ['failed']);
     return [];
   }
   try {
@@ -127,8 +73,33 @@ export async function processInbound(deps: WorkerDeps, inboundId: string): Promi
   } catch (err) {
     if (!isPermanentDbError(err)) throw err;
     await markInboundFailed(deps.sql, inboundId, `cannot store the parsed message: ${(err as Error).message}`);
+    deps.prom.inc('tern_inbound_messages_total', ['failed']);
     throw new UnrecoverableError((err as Error).message);
   }
+}
+
+/** Every stored recipient routed again (the route decides what happens); refused ones drop out. */
+async function routeAll(deps: WorkerDeps, row: InboundRow): Promise<RcptRoute[]> {
+  const out: RcptRoute[] = [];
+  for (const rcpt of row.rcpt_to) {
+    const r = await routeRecipient(deps, rcpt);
+    if (r && r.orgId === row.org_id) out.push(r);
+  }
+  return out;
+}
+
+/**
+ * The forwarded copies a bounce to an SRS address is about: per SRS recipient, the copy's recipient
+ * the report names, else the newest copy sent with that address.
+ */
+async function srsRecipients(tx: Db, orgId: string, rcpts: RcptRoute[], named: string[]): Promise<string[]> {
+  const ids: string[] = [];
+  for (const r of rcpts.filter((x) => x.kind === 'srs')) {
+    const copies = await forwardRecipientsByEnvelope(tx, orgId, r.address);
+    const hit = copies.find((c) => named.includes(c.email)) ?? copies[0];
+    if (hit) ids.push(hit.id);
+  }
+  return ids;
 }
 
 async function handleParsed(
@@ -139,47 +110,64 @@ async function handleParsed(
   const inboundId = row.id;
   const orgId = row.org_id;
   const fields = baseFields(mail);
+  const rcpts = await routeAll(deps, row);
   const verp = tokenRecipients(row, deps.config.secretKey, 'b');
   const unsubscribes = tokenRecipients(row, deps.config.secretKey, 'u');
   const report = detectReport(mail, row.raw);
+  const srs = rcpts.some((r) => r.kind === 'srs');
 
   if (unsubscribes.length > 0 && !report) return await unsubscribeByMail(deps, inboundId, row, fields, unsubscribes);
+  if (verp.length > 0 || srs || report) {
+    const named = report?.kind === 'dsn' ? report.recipients.flatMap(dsnAddresses) : [];
+    return await bounceOrComplaint(deps, row, mail, fields, report, verp, (tx) =>
+      srsRecipients(tx, orgId, rcpts, named),
+    );
+  }
+  const dmarc = rcpts.find((r) => r.kind === 'dmarc');
+  if (dmarc) {
+    await receiveDmarcReport(deps, row, mail, fields, dmarc);
+    return [];
+  }
+  return await receiveMessage(deps, row, mail, fields, rcpts);
+}
+
+function dsnAddresses(r: DsnRecipient): string[] {
+  return [r.finalRecipient, r.originalRecipient].filter((a): a is string => !!a).map((a) => a.toLowerCase());
+}
+
+/** DSNs and ARF reports (VERP or SRS return path): bounce and complaint events. */
+async function bounceOrComplaint(
+  deps: WorkerDeps,
+  row: InboundRow & { org_id: string },
+  mail: ParsedMail,
+  fields: BaseFields,
+  report: ReturnType<typeof detectReport>,
+  verpIds: string[],
+  forwardIds: (tx: Db) => Promise<string[]>,
+): Promise<EventRow[]> {
+  const { id: inboundId, org_id: orgId } = row;
+  let kind: ParsedInbound['kind'] = 'dropped';
   const events = await deps.sql.begin(async (tx) => {
-    if (verp.length > 0 || report) {
-      const out: EventRow[] = [];
-      let kind: ParsedInbound['kind'] = 'dropped';
-      if (report?.kind === 'dsn') {
-        kind = 'bounce';
-        for (const id of verp) out.push(...(await applyDsn(tx, orgId, id, report.recipients, inboundId)));
-      } else if (report?.kind === 'arf') {
-        kind = 'complaint';
-        for (const id of verp.length ? verp : [null]) {
-          out.push(...(await applyArf(tx, orgId, id, report, inboundId, deps.config.secretKey)));
-        }
-      } else if (looksLikeBounce(mail)) {
-        // A bounce without a delivery-status part: the recipient is known, the reason is not.
-        kind = 'bounce';
-        for (const id of verp) out.push(...(await applyDsn(tx, orgId, id, [], inboundId)));
+    const verp = [...verpIds, ...(await forwardIds(tx))];
+    const out: EventRow[] = [];
+    if (report?.kind === 'dsn') {
+      kind = 'bounce';
+      for (const id of verp) out.push(...(await applyDsn(tx, orgId, id, report.recipients, inboundId)));
+    } else if (report?.kind === 'arf') {
+      kind = 'complaint';
+      for (const id of verp.length ? verp : [null]) {
+        out.push(...(await applyArf(tx, orgId, id, report, inboundId, deps.config.secretKey)));
       }
-      // Anything else to a VERP address (an out-of-office reply) is kept and fires nothing.
-      await saveParsedInbound(tx, inboundId, { ...fields, orgId, domainId: row.domain_id, kind, emailId: null });
-      return out;
+    } else if (looksLikeBounce(mail)) {
+      // A bounce without a delivery-status part: the recipient is known, the reason is not.
+      kind = 'bounce';
+      for (const id of verp) out.push(...(await applyDsn(tx, orgId, id, [], inboundId)));
     }
-    const emailId = await thread(tx, orgId, await orgDomainNames(tx, orgId), mail);
-    await saveParsedInbound(tx, inboundId, { ...fields, orgId, domainId: row.domain_id, kind: 'reply', emailId });
-    return await recordEvents(tx, [
-      {
-        orgId,
-        mode: 'live',
-        type: 'email.received',
-        inboundId,
-        emailId,
-        domainId: row.domain_id,
-        dedupeKey: `${inboundId}:received`,
-        data: { from: fields.fromAddress, to: fields.to, subject: fields.subject ?? '', auto_reply: fields.autoReply },
-      },
-    ]);
+    // Anything else to a VERP address (an out-of-office reply) is kept and fires nothing.
+    await saveParsedInbound(tx, inboundId, { ...fields, orgId, domainId: row.domain_id, kind, emailId: null });
+    return out;
   });
+  deps.prom.inc('tern_inbound_messages_total', [kind]);
   await publishEvents(
     deps.sql,
     deps.queues,
@@ -193,7 +181,7 @@ async function unsubscribeByMail(
   deps: WorkerDeps,
   inboundId: string,
   row: InboundRow,
-  fields: ReturnType<typeof baseFields>,
+  fields: BaseFields,
   recipientIds: string[],
 ): Promise<EventRow[]> {
   for (const recipientId of recipientIds) {
@@ -209,6 +197,7 @@ async function unsubscribeByMail(
     kind: 'unsubscribe',
     emailId: null,
   });
+  deps.prom.inc('tern_inbound_messages_total', ['unsubscribe']);
   return [];
 }
 
@@ -232,16 +221,23 @@ export function startInboundWorker(deps: WorkerDeps, opts: InboundWorkerOptions 
   worker.on('failed', (job, err) => {
     log.warn({ event: 'INBOUND_PROCESS_FAILED', err, inboundId: job?.data.inboundId }, 'inbound message failed');
     if (job && job.attemptsMade >= (job.opts.attempts ?? 1)) {
-      markInboundFailed(deps.sql, job.data.inboundId, err.message).catch(() => {});
+      markInboundFailed(deps.sql, job.data.inboundId, err.message).catch((markErr: unknown) =>
+        log.warn(
+          { event: 'INBOUND_MARK_FAILED', err: markErr, inboundId: job.data.inboundId },
+          'inbound message not marked failed; the inbound sweeper will pick it up again',
+        ),
+      );
     }
   });
   worker.on('error', (err) => log.error({ event: 'INBOUND_WORKER_ERROR', err }, 'inbound worker error'));
-  const timer = setInterval(() => {
-    staleStoredInbound(deps.sql, opts.staleAfterMs ?? 60_000, 500)
-      .then((ids) => (ids.length ? enqueueInbound({ queues: deps.queues, logger: log }, ids) : undefined))
-      .catch((err: unknown) => log.warn({ event: 'INBOUND_SWEEP_FAILED', err }, 'inbound sweep failed'));
-  }, opts.sweepEveryMs ?? 60_000);
-  timer.unref();
-  worker.on('closing', () => clearInterval(timer));
+  const stop = runEvery(
+    opts.sweepEveryMs ?? 60_000,
+    async () => {
+      const ids = await staleStoredInbound(deps.sql, opts.staleAfterMs ?? 60_000, 500);
+      if (ids.length) await enqueueInbound({ queues: deps.queues, logger: log }, ids);
+    },
+    (err) => log.warn({ event: 'INBOUND_SWEEP_FAILED', err }, 'inbound sweep failed'),
+  );
+  worker.on('closing', stop);
   return worker;
 }

@@ -19,6 +19,15 @@ async function main(): Promise<void> {
       new Error(`WORKER_QUEUES: unknown queue(s) ${unknown.join(', ')}; known: ${known.join(', ') || 'none'}`),
     );
   }
+  // A stray rejection or throw from a client library (a Postgres or Redis connection dying at
+  // the wrong moment) is logged, not fatal: the work lives in Postgres and leases, and every
+  // consumer retries or sweeps what such a fault interrupted.
+  process.on('unhandledRejection', (err) =>
+    logger.error({ event: 'WORKER_UNHANDLED_REJECTION', err }, 'unhandled rejection (kept running)'),
+  );
+  process.on('uncaughtException', (err) =>
+    logger.error({ event: 'WORKER_UNCAUGHT_EXCEPTION', err }, 'uncaught exception (kept running)'),
+  );
   const deps = createWorkerDeps(config, logger);
   const workers: Worker[] = [];
   for (const consumer of registry.filter((c) => wanted.includes(c.queue))) {

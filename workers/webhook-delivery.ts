@@ -12,13 +12,13 @@ import {
   type DeliveryWithWebhook,
 } from '../shared/db/webhook-deliveries.js';
 import { markWebhookFailing, markWebhookHealthy } from '../shared/db/webhooks.js';
-import { QUEUE_NAMES, type WebhookDeliveryJob } from '../shared/queues.js';
-import { systemLookup, type LookupFn } from '../shared/ssrf.js';
-import { sign } from '../shared/webhook-signing.js';
-import { EndpointSlots } from '../shared/webhook-slots.js';
-import { DEFAULT_DISABLE_AFTER_MS, DEFAULT_RETRY_SCHEDULE_MS, retryDelay } from '../shared/webhooks.js';
-import type { WorkerDeps } from './deps.js';
-import type { QueueConsumer } from './registry.js';
+import { fireOrgEvent } from '../shared/org-events.js';
+import { QUEUE_NAMES, TAKEOVER_LOCKS, type WebhookDeliveryJob } from '../shared/queues.js';
+import { systemLookup, type LookupFn } from '../shared/webhooks/ssrf.js';
+import { sign } from '../shared/webhooks/signing.js';
+import { EndpointSlots } from '../shared/webhooks/slots.js';
+import { DEFAULT_DISABLE_AFTER_MS, retryDelay } from '../shared/webhooks/rules.js';
+import type { QueueConsumer, WorkerDeps } from './deps.js';
 import { createWebhookAgent, postWebhook, type HttpAttemptResult } from './webhook-http.js';
 import { startDeliverySweeper } from './webhook-sweeper.js';
 
@@ -36,6 +36,12 @@ export interface WebhookDeliveryOptions {
   lockDurationMs?: number;
   stalledIntervalMs?: number;
 }
+
+/**
+ * How often the sweeper looks for due deliveries without a job (lost with Redis, or whose job
+ * failed while Redis was away): with its 10 s grace, such a delivery waits 20 s at most.
+ */
+export const WEBHOOK_SWEEP_MS = 10_000;
 
 /** How long an attempt refused a slot waits for one this process holds (fast endpoints only). */
 const SLOT_WAIT_MS = 100;
@@ -73,23 +79,32 @@ async function sleepUntil(job: Job, token: string | undefined, at: number): Prom
 
 async function record(c: Ctx, d: DeliveryWithWebhook, attempt: number, r: HttpAttemptResult): Promise<number | null> {
   const ok = r.error === null;
-  const delay = ok ? null : retryDelay(c.opts.schedule, attempt);
+  // An address the SSRF guard refuses stays refused: the delivery fails now, with that reason.
+  const delay = ok || r.permanent ? null : retryDelay(c.opts.schedule, attempt);
   const nextAt = delay === null ? null : new Date(Date.now() + delay);
   await finishAttempt(c.deps.sql, d.id, attempt, {
     statusCode: r.statusCode,
     latencyMs: r.latencyMs,
     error: r.error,
+    responseBody: r.responseBody,
     status: ok ? 'succeeded' : nextAt ? 'pending' : 'failed',
     nextAttemptAt: nextAt,
   });
+  c.deps.prom.inc('tern_webhook_deliveries_total', [ok ? 'succeeded' : nextAt ? 'retrying' : 'failed']);
   if (ok) {
     if (d.failing_since) await markWebhookHealthy(c.deps.sql, d.webhook_id);
     return null;
   }
   const log = { deliveryId: d.id, webhookId: d.webhook_id, attempt, error: r.error };
   c.deps.logger.warn({ event: 'WEBHOOK_DELIVERY_FAILED', ...log, final: nextAt === null }, 'webhook attempt failed');
-  if (await markWebhookFailing(c.deps.sql, d.webhook_id, c.opts.disableAfterMs)) {
+  const disabled = await markWebhookFailing(c.deps.sql, d.webhook_id, c.opts.disableAfterMs);
+  if (disabled) {
     c.deps.logger.warn({ event: 'WEBHOOK_ENDPOINT_DISABLED', webhookId: d.webhook_id }, 'webhook endpoint disabled');
+    await fireOrgEvent(c.deps, {
+      orgId: disabled.org_id,
+      type: 'webhook.disabled',
+      data: { webhook_id: disabled.id, url: disabled.url, reason: disabled.disabled_reason },
+    });
   }
   return nextAt?.getTime() ?? null;
 }
@@ -99,6 +114,7 @@ async function notReserved(c: Ctx, d: DeliveryWithWebhook | null, job: Job, toke
   if (!d || d.status !== 'pending') return 'nothing to do';
   if (d.webhook_status !== 'enabled') {
     await abandonDelivery(c.deps.sql, d.id, 'webhook endpoint is disabled');
+    c.deps.prom.inc('tern_webhook_deliveries_total', ['abandoned']);
     return 'endpoint disabled';
   }
   // A duplicate wake-up (sweeper, a restarted worker) before the attempt is due waits for it.
@@ -130,14 +146,14 @@ export function startWebhookDelivery(
   options: WebhookDeliveryOptions = {},
 ): Worker<WebhookDeliveryJob> {
   const opts: Ctx['opts'] = {
-    schedule: options.schedule ?? DEFAULT_RETRY_SCHEDULE_MS,
+    schedule: options.schedule ?? deps.config.webhookRetrySeconds.map((s) => s * 1000),
     disableAfterMs: options.disableAfterMs ?? DEFAULT_DISABLE_AFTER_MS,
     timeoutMs: options.timeoutMs ?? 5000,
     maxResponseBytes: options.maxResponseBytes ?? 64 * 1024,
     perEndpointLimit: options.perEndpointLimit ?? 32,
     concurrency: options.concurrency ?? 64,
     lookup: options.lookup ?? systemLookup,
-    sweepIntervalMs: options.sweepIntervalMs ?? 30_000,
+    sweepIntervalMs: options.sweepIntervalMs ?? WEBHOOK_SWEEP_MS,
   };
   const agent = createWebhookAgent({ ...opts, allowPrivate: deps.config.webhookAllowPrivate });
   // The lease outlives the longest attempt, so only a dead worker's slot ever expires.
@@ -155,10 +171,11 @@ export function startWebhookDelivery(
       connection: deps.bull,
       prefix: deps.redisKeys.bullPrefix,
       concurrency: opts.concurrency,
-      // A stalled job (its worker died) comes back for one more attempt rather than failing.
+      // A stalled job (its worker died) comes back for one more attempt rather than failing, and
+      // within seconds of the lock lapsing: the sweeper leaves a job BullMQ still calls active.
       maxStalledCount: 100,
-      ...(options.lockDurationMs ? { lockDuration: options.lockDurationMs } : {}),
-      ...(options.stalledIntervalMs ? { stalledInterval: options.stalledIntervalMs } : {}),
+      lockDuration: options.lockDurationMs ?? TAKEOVER_LOCKS.lockDuration,
+      stalledInterval: options.stalledIntervalMs ?? TAKEOVER_LOCKS.stalledInterval,
     },
   );
   worker.on('failed', (job, err) => {
@@ -171,6 +188,7 @@ export function startWebhookDelivery(
   const stopSweeper = startDeliverySweeper(deps, opts.sweepIntervalMs);
   worker.on('closing', () => stopSweeper());
   worker.on('closed', () => void slots.flush());
+  // Closing the idle sockets of a stopped worker: an error there has nothing left to affect.
   worker.on('closed', () => void agent.close().catch(() => {}));
   return worker;
 }

@@ -12,11 +12,11 @@ import { insertFanout, type NewDelivery } from '../shared/db/webhook-deliveries.
 import { claimEventsForFanout, loadEventsForFanout, type EventToFanOut } from '../shared/db/webhook-events.js';
 import type { Db } from '../shared/db/pool.js';
 import { QUEUE_NAMES, type EventJob } from '../shared/queues.js';
-import { buildEnvelope, serialise } from '../shared/webhook-payload.js';
-import { enqueueDeliveries } from '../shared/webhooks.js';
-import type { WorkerDeps } from './deps.js';
+import { buildEnvelope, serialise } from '../shared/webhooks/payload.js';
+import { enqueueDeliveries } from '../shared/webhooks/rules.js';
+import type { QueueConsumer, WorkerDeps } from './deps.js';
 import { Drainer } from './drainer.js';
-import type { QueueConsumer } from './registry.js';
+import { enqueueOrgEventMail, storeOrgEventMail } from './org-event-mail.js';
 
 export interface FanoutOptions {
   /** Largest batch of events fanned out in one transaction. */
@@ -58,11 +58,18 @@ async function enqueue(deps: WorkerDeps, pending: PendingDelivery[]): Promise<vo
  * marks them in one transaction, then enqueues the deliveries. Returns how many events it claimed.
  */
 export async function fanOutPending(deps: WorkerDeps, limit: number): Promise<{ claimed: number; deliveries: number }> {
-  const { claimed, pending } = await deps.sql.begin(async (tx) => {
+  const { claimed, pending, mail } = await deps.sql.begin(async (tx) => {
     const events = await claimEventsForFanout(tx, limit);
-    return { claimed: events.length, pending: events.length > 0 ? await storeFanout(tx, events) : [] };
+    if (events.length === 0) return { claimed: 0, pending: [], mail: [] };
+    // Organization events are also emailed to the admins: stored with the claim, so once.
+    return {
+      claimed: events.length,
+      pending: await storeFanout(tx, events),
+      mail: await storeOrgEventMail(tx, deps, events),
+    };
   });
   await enqueue(deps, pending);
+  await enqueueOrgEventMail(deps, mail);
   return { claimed, deliveries: pending.length };
 }
 
@@ -107,7 +114,7 @@ export function startWebhookFanout(deps: WorkerDeps, opts: FanoutOptions = {}): 
       .catch((err: unknown) => log.warn({ event: 'WEBHOOK_FANOUT_DRAIN_FAILED', err }, 'timed drain failed'));
   // Events left from a stop or a lost wake-up go out at start, not one timer period later.
   void drain();
-  const timer = setInterval(drain, opts.drainEveryMs ?? 2_000);
+  const timer = setInterval(() => void drain(), opts.drainEveryMs ?? 2_000);
   timer.unref();
   worker.on('closing', () => clearInterval(timer));
   return worker;

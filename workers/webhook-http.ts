@@ -1,15 +1,22 @@
 // One webhook HTTP attempt: POST the stored body with fresh signature headers to the endpoint,
-// through a connector that dials only checked addresses (shared/ssrf.ts). 5 s total deadline
+// through a connector that dials only checked addresses (shared/webhooks/ssrf.ts). 5 s total deadline
 // (connect, answer and body read), no redirects followed, at most 64 KiB of the answer read.
 import { Agent, request, type Dispatcher } from 'undici';
-import { guardedConnector, SsrfError, type LookupFn } from '../shared/ssrf.js';
+import { guardedConnector, SsrfError, type LookupFn } from '../shared/webhooks/ssrf.js';
 
 export interface HttpAttemptResult {
   statusCode: number | null;
   latencyMs: number;
   /** null on a 2xx; otherwise why the attempt failed (kept short for the deliveries list). */
   error: string | null;
+  /** No retry can succeed: the SSRF guard refused the address the endpoint resolves to. */
+  permanent: boolean;
+  /** The first 1 KiB of the answer body (UTF-8), or null when no answer came. */
+  responseBody: string | null;
 }
+
+/** How much of an answer body an attempt keeps (the console's delivery log shows it). */
+export const KEPT_RESPONSE_BYTES = 1024;
 
 export interface WebhookHttpOptions {
   timeoutMs: number;
@@ -42,6 +49,10 @@ async function readCapped(body: Dispatcher.ResponseData['body'], cap: number): P
     }
   }
   return Buffer.concat(chunks);
+}
+
+function isSsrf(err: unknown): boolean {
+  return err instanceof SsrfError || (err as { cause?: unknown } | null)?.cause instanceof SsrfError;
 }
 
 function describeError(err: unknown, timeoutMs: number, timedOut: boolean): string {
@@ -82,9 +93,17 @@ export async function postWebhook(
       statusCode: res.statusCode,
       latencyMs: latency(),
       error: ok ? null : `HTTP ${res.statusCode}${snippet ? `: ${snippet}` : ''}`,
+      permanent: false,
+      responseBody: answer.toString('utf8', 0, Math.min(answer.length, KEPT_RESPONSE_BYTES)).replace(/\0/g, ''),
     };
   } catch (err) {
-    return { statusCode: null, latencyMs: latency(), error: describeError(err, opts.timeoutMs, timedOut) };
+    return {
+      statusCode: null,
+      latencyMs: latency(),
+      error: describeError(err, opts.timeoutMs, timedOut),
+      permanent: isSsrf(err),
+      responseBody: null,
+    };
   } finally {
     clearTimeout(timer);
   }

@@ -1,8 +1,9 @@
 // What a `tern` command is, and the context it runs in. Connections are opened lazily so that
 // `--help` and usage errors never need Postgres, Redis or even a valid environment.
-import { loadConfig, type Config } from '../../shared/config.js';
+import { loadToolConfig, type ToolConfig } from '../../shared/config.js';
 import { createPool, type Sql } from '../../shared/db/pool.js';
 import { closeRedis, createRedis, waitReady, type Redis } from '../../shared/redis.js';
+import { withLauncherEnv } from './data-dir.js';
 
 export interface OptionSpec {
   type: 'string' | 'boolean';
@@ -19,7 +20,8 @@ export interface Command {
   name: string;
   summary: string;
   options: Record<string, OptionSpec>;
-  run(values: Values, ctx: CliContext): Promise<void>;
+  /** Resolves with the exit status when it is not simply 0 (`tern doctor`: 1 warnings, 2 failures). */
+  run(values: Values, ctx: CliContext): Promise<void | number>;
 }
 
 /** Wrong use of the command line: exit 2, the message names the flag. */
@@ -33,7 +35,12 @@ export class CliError extends Error {
 }
 
 export interface CliContext {
-  config(): Config;
+  /** The configuration; no command signs a token, so SECRET_KEY is not required (only checked when set). */
+  config(): ToolConfig;
+  /** Variables taken from .data/ (npm start's services) because the environment lacked them. */
+  fromDataDir: string[];
+  /** The environment the command runs with (completed from .data/). */
+  env: Record<string, string | undefined>;
   sql(): Sql;
   /** A Redis connection that is ready, or a CliError. */
   redis(): Promise<Redis>;
@@ -42,18 +49,28 @@ export interface CliContext {
   close(): Promise<void>;
 }
 
-export function createContext(env: Record<string, string | undefined> = process.env): CliContext {
-  let config: Config | null = null;
+export function createContext(given: Record<string, string | undefined> = process.env): CliContext {
+  const { env, from } = withLauncherEnv(given);
+  let config: ToolConfig | null = null;
   let sql: Sql | null = null;
   let redis: Redis | null = null;
   const ctx: CliContext = {
-    config: () => (config ??= loadConfig(env)),
-    sql: () => (sql ??= createPool(ctx.config().databaseUrl, { max: 2, application: 'tern-cli' })),
+    config: () => (config ??= loadToolConfig(env)),
+    fromDataDir: from,
+    env,
+    sql: () =>
+      (sql ??= createPool(ctx.config().databaseUrl, {
+        max: 2,
+        application: 'tern-cli',
+        pooler: ctx.config().databasePooler,
+      })),
     async redis() {
       if (!redis) {
         redis = createRedis(ctx.config().redisUrl, 'api', 'tern-cli');
         if (!(await waitReady(redis, 3000))) {
-          throw new CliError(`cannot reach Redis at ${redactUrl(ctx.config().redisUrl)} (REDIS_URL)`);
+          throw new CliError(
+            `cannot reach Redis at ${redactUrl(ctx.config().redisUrl)} (${origin('REDIS_URL', from)})`,
+          );
         }
       }
       return redis;
@@ -68,6 +85,11 @@ export function createContext(env: Record<string, string | undefined> = process.
   return ctx;
 }
 
+/** Where a variable came from, for messages: `DATABASE_URL`, or npm start's record of it. */
+export function origin(name: string, fromDataDir: string[]): string {
+  return fromDataDir.includes(name) ? `${name} of npm start, from .data/env: is npm start running?` : name;
+}
+
 /** A URL without its password, for messages. */
 export function redactUrl(raw: string): string {
   try {
@@ -75,7 +97,8 @@ export function redactUrl(raw: string): string {
     if (u.password) u.password = '***';
     return u.toString();
   } catch {
-    return raw;
+    // A URL that WHATWG does not parse, e.g. redis+cluster://user:password@h1:p1,h2:p2
+    return raw.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:@/]*:)[^@/]*@/i, '$1***@');
   }
 }
 

@@ -1,14 +1,17 @@
 #!/usr/bin/env node
-// `tern`: the operator's command line (migrations, organizations, keys). Each command lives in
+// `tern`: the operator's command line (migrations, organizations, domains, keys, IP pools). Each command lives in
 // api/cli/commands/<name>.ts; the list below is the registry. Exit codes: 0 done, 1 the command
 // failed (bad environment, unknown org, database down …), 2 wrong use of the command line.
 import { parseArgs } from 'node:util';
 import { ConfigError } from '../../shared/config.js';
-import { CliError, commandHelp, createContext, redactUrl, UsageError, type Command } from './command.js';
+import { CliError, commandHelp, createContext, origin, redactUrl, UsageError, type Command } from './command.js';
+import { doctorCommands } from './commands/doctor.js';
 import { domainCommands } from './commands/domain.js';
+import { systemdCommands } from './commands/systemd.js';
 import { keyCommands } from './commands/key.js';
 import { migrateCommands } from './commands/migrate.js';
 import { orgCommands } from './commands/org.js';
+import { poolCommands } from './commands/pool.js';
 
 const commands: Command[] = [
   // one line per command module
@@ -16,6 +19,9 @@ const commands: Command[] = [
   ...orgCommands,
   ...domainCommands,
   ...keyCommands,
+  ...poolCommands,
+  ...doctorCommands,
+  ...systemdCommands,
 ];
 
 function overview(): string {
@@ -60,14 +66,15 @@ function parse(cmd: Command, rest: string[]): Record<string, string | boolean | 
 }
 
 /** Messages for the failures an operator can act on; anything else is reported as is. */
-function describeFailure(err: unknown, databaseUrl: string | null): string {
+function describeFailure(err: unknown, databaseUrl: string | null, fromDataDir: string[]): string {
   if (err instanceof ConfigError || err instanceof CliError) return err.message;
   const code = (err as { code?: string }).code;
+  const source = origin('DATABASE_URL', fromDataDir);
   if (databaseUrl && (code === 'ECONNREFUSED' || code === 'CONNECT_TIMEOUT' || code === 'ENOTFOUND')) {
-    return `cannot reach Postgres at ${redactUrl(databaseUrl)} (DATABASE_URL): ${code}`;
+    return `cannot reach Postgres at ${redactUrl(databaseUrl)} (${source}): ${code}`;
   }
   if (code === '3D000' || code === '28P01' || code === '28000') {
-    return `Postgres refused the connection (DATABASE_URL): ${(err as Error).message}`;
+    return `Postgres refused the connection (${source}): ${(err as Error).message}`;
   }
   return err instanceof Error ? err.message : String(err);
 }
@@ -97,8 +104,8 @@ export async function main(argv: string[]): Promise<number> {
       process.stdout.write(commandHelp(cmd));
       return 0;
     }
-    await cmd.run(values, ctx);
-    return 0;
+    const status = await cmd.run(values, ctx);
+    return typeof status === 'number' ? status : 0;
   } catch (err) {
     if (err instanceof UsageError) {
       process.stderr.write(`tern ${cmd.name}: ${err.message}\nRun 'tern ${cmd.name} --help' for usage.\n`);
@@ -110,9 +117,11 @@ export async function main(argv: string[]): Promise<number> {
     } catch {
       // the failure itself is the bad config
     }
-    process.stderr.write(`tern ${cmd.name}: ${describeFailure(err, databaseUrl)}\n`);
+    process.stderr.write(`tern ${cmd.name}: ${describeFailure(err, databaseUrl, ctx.fromDataDir)}\n`);
     return 1;
   } finally {
+    // The command has reported its outcome; a connection that fails to close changes nothing the
+    // operator can act on, and must not turn a success into a failure.
     await ctx.close().catch(() => {});
   }
 }

@@ -1,74 +1,213 @@
-// Sending domains (admins): status, the DNS records to publish with each one's last check, and a
-// Verify button that runs the same DNS check as POST /domains/{id}/verify.
-import { getOrgDomain, listOrgDomains, type DomainRow } from '../../shared/db/domains.js';
+// Sending domains (admins): the list with an Add form; per domain the DNS records to publish (each
+// value with a copy button) and each one's last check, a Verify button that runs the same DNS check
+// as POST /domains/{id}/verify, the tracking settings (open and click tracking: the organization's
+// default, on or off), Delete after a confirmation, and the summary of the domain's DMARC aggregate
+// reports (console/dmarc.ts). Adding and deleting use the API's own functions
+// (shared/domains/setup.ts, remove.ts).
+import { getOrgDomain, listOrgDomains, updateDomainTracking, type DomainRow } from '../../shared/db/domains.js';
+import type { SessionRow } from '../../shared/db/users.js';
 import { checkDomain } from '../../shared/domains/check.js';
+import { withPoolSpfOne } from '../../shared/domains/pool-spf.js';
 import type { DomainRecord } from '../../shared/domains/records.js';
-import { notFound } from '../../shared/errors.js';
+import { removeDomain } from '../../shared/domains/remove.js';
+import { DomainSetupError, provisionDomain } from '../../shared/domains/setup.js';
+import { ApiError, notFound, validationError } from '../../shared/errors.js';
+import { isId } from '../../shared/ids.js';
 import type { ApiContext } from '../types.js';
-import { html, postButton, when, type Safe } from './html.js';
-import { redirect, show, type ConsoleRequest } from './respond.js';
+import { audit } from './audit.js';
+import { choice, field } from './form.js';
+import { csrfField, html, postButton, when, type Safe } from './html.js';
+import { confirmPage, redirect, show, type ConsoleRequest, type PageRule } from './respond.js';
+import { dmarcSection } from './dmarc.js';
+import {
+  card,
+  doneBanner,
+  emptyState,
+  hrefWith,
+  queryString,
+  selectField,
+  stateBadge,
+  tableCard,
+  textField,
+} from './ui.js';
+
+const ACTIVE = '/console/domains';
 
 function recordsTable(records: DomainRecord[]): Safe {
-  const rows = records.map(
-    (r) =>
-      html`<tr>
-        <td>${r.record}</td>
-        <td>${r.type}</td>
-        <td><code>${r.name}</code></td>
-        <td><code>${r.value}</code></td>
-        <td>${r.priority ?? ''}</td>
-        <td>${r.status}${r.reason ? html`<br /><span class="muted">${r.reason}</span>` : ''}</td>
+  const rows = records.map((r, i) => {
+    const id = `rec-${i}`;
+    return html`<tr data-record="${r.record}">
+      <td>${r.record}</td>
+      <td>${r.type}</td>
+      <td class="rec-name">
+        <code id="${id}-name">${r.name}</code>
+        <button type="button" class="btn small" data-copy="#${id}-name" hidden>Copy name</button>
+      </td>
+      <td class="rec-value">
+        <code id="${id}-value">${r.value}</code>
+        <button type="button" class="btn small" data-copy="#${id}-value" hidden>Copy value</button>
+      </td>
+      <td>${r.priority ?? ''}</td>
+      <td>${stateBadge(r.status)}${r.reason ? html`<br /><span class="muted">${r.reason}</span>` : ''}</td>
+    </tr>`;
+  });
+  return tableCard(['Record', 'Type', 'Name', 'Value', 'Priority', 'Status'], rows, { label: 'DNS records' });
+}
+
+function tracking(v: boolean | null): string {
+  return v === null ? 'organization default' : v ? 'on' : 'off';
+}
+
+async function domainsPage(ctx: ApiContext, { session }: ConsoleRequest): Promise<void> {
+  const domains = await listOrgDomains(ctx.deps.sql, session.org_id);
+  const rows = domains.map(
+    (d) =>
+      html`<tr data-domain="${d.name}">
+        <td>
+          <a class="row-link" href="/console/domains/${d.id}">${d.name}</a
+          >${d.demo ? html` <span class="badge neutral">demo</span>` : ''}
+        </td>
+        <td>${stateBadge(d.status)}</td>
+        <td class="nowrap">${when(d.last_checked_at)}</td>
+        <td class="nowrap">${when(d.verified_at, 'not yet')}</td>
+        <td class="nowrap">${when(d.created_at)}</td>
       </tr>`,
   );
-  return html`<table>
-    <thead>
-      <tr>
-        <th>Record</th>
-        <th>Type</th>
-        <th>Name</th>
-        <th>Value</th>
-        <th>Priority</th>
-        <th>Status</th>
-      </tr>
-    </thead>
-    <tbody>
-      ${rows}
-    </tbody>
-  </table>`;
-}
-
-function domainSection(req: ConsoleRequest, d: DomainRow): Safe {
-  return html`<section data-domain="${d.name}">
-    <h2>${d.name} <small>${d.status}</small></h2>
-    <p>
-      Last checked ${when(d.last_checked_at)}; verified since ${when(d.verified_at)}.
-      ${postButton(req.session, `/console/domains/${d.id}/verify`, 'Verify DNS now')}
-    </p>
-    ${recordsTable(d.records as DomainRecord[])}
-  </section>`;
-}
-
-export async function domainsPage(ctx: ApiContext, req: ConsoleRequest): Promise<void> {
-  const domains = await listOrgDomains(ctx.deps.sql, req.session.org_id);
-  show(ctx, req.session, {
+  const list = domains.length
+    ? tableCard(['Domain', 'Status', 'Last checked', 'Verified', 'Added'], rows, { label: 'Domains' })
+    : card(emptyState('No domains yet.', 'Add the domain you send from below, then publish its DNS records.'));
+  const add = html`<form method="post" action="/console/domains" class="row-form">
+    ${csrfField(session)}
+    ${textField({ name: 'name', label: 'Domain name', required: true, maxlength: 253, placeholder: 'mail.example.com' })}
+    <button type="submit" class="primary">Add domain</button>
+  </form>`;
+  show(ctx, session, {
     title: 'Domains',
-    active: '/console/domains',
-    body: domains.length
-      ? html`${domains.map((d) => domainSection(req, d))}`
-      : html`<p>No domains yet. Add one with <code>POST /api/v1/domains</code> or <code>tern domain add</code>.</p>`,
+    active: ACTIVE,
+    lead: html`Mail is sent from verified domains only: publish each domain's DNS records, then verify.`,
+    body: html`${doneBanner(queryString(ctx.query, 'deleted') ? `${queryString(ctx.query, 'deleted')} is deleted.` : '')}
+    ${list}${card(add, { title: 'Add a domain' })}`,
+  });
+}
+
+async function addAction(ctx: ApiContext, { session, form }: ConsoleRequest): Promise<void> {
+  const name = field(form, 'name', 'Domain name', 253);
+  const { sql, config } = ctx.deps;
+  const d = await provisionDomain(sql, config, { orgId: session.org_id, name }).catch((err: unknown) => {
+    if (!(err instanceof DomainSetupError)) throw err;
+    throw err.kind === 'invalid_name'
+      ? validationError(`Domain name: ${err.message}`)
+      : new ApiError('conflict', err.message);
+  });
+  await ctx.deps.auth.invalidateOrg(session.org_id);
+  await audit(ctx, session, 'domain.added', { type: 'domain', id: d.id }, { name: d.name });
+  redirect(
+    ctx,
+    hrefWith(`/console/domains/${d.id}`, { done: `${d.name} is added: publish these records, then verify.` }),
+  );
+}
+
+async function loadDomain(ctx: ApiContext, session: SessionRow): Promise<DomainRow> {
+  const id = ctx.params.id ?? '';
+  const d = isId(id, 'dom') ? await getOrgDomain(ctx.deps.sql, session.org_id, id) : null;
+  if (!d) throw notFound('Domain');
+  return d;
+}
+
+function trackingForm(session: SessionRow, d: DomainRow): Safe {
+  const options: [string, string][] = [
+    ['default', 'Organization default'],
+    ['on', 'On'],
+    ['off', 'Off'],
+  ];
+  const value = (v: boolean | null) => (v === null ? 'default' : v ? 'on' : 'off');
+  return html`<form method="post" action="/console/domains/${d.id}/tracking" class="row-form">
+    ${csrfField(session)}
+    ${selectField({ name: 'opens', label: 'Open tracking', value: value(d.track_opens), options })}
+    ${selectField({ name: 'clicks', label: 'Click tracking', value: value(d.track_clicks), options })}
+    <button type="submit">Save tracking</button>
+  </form>`;
+}
+
+async function domainPage(ctx: ApiContext, { session }: ConsoleRequest): Promise<void> {
+  // The SPF record names the addresses of the domain's IP pool, as GET /domains/{id} shows it.
+  const d = await withPoolSpfOne(ctx.deps.sql, await loadDomain(ctx, session));
+  const dmarc = await dmarcSection(ctx.deps.sql, ctx.deps.config, d);
+  show(ctx, session, {
+    title: d.name,
+    active: ACTIVE,
+    lead: html`${stateBadge(d.status)} Last checked ${when(d.last_checked_at)}; verified since
+    ${when(d.verified_at, 'not yet')}.`,
+    actions: html`${postButton(session, `/console/domains/${d.id}/verify`, 'Verify DNS now', undefined, 'primary')}
+      <a class="btn danger" href="/console/domains/${d.id}/delete">Delete</a>`,
+    body: html`${doneBanner(queryString(ctx.query, 'done'))}
+      <h2>DNS records to publish</h2>
+      ${recordsTable(d.records as DomainRecord[])}
+      ${card(
+        html`<p class="muted">
+            Open tracking: ${tracking(d.track_opens)}; click tracking: ${tracking(d.track_clicks)}.
+          </p>
+          ${trackingForm(session, d)}`,
+        { title: 'Tracking' },
+      )}
+      ${card(dmarc, { title: 'DMARC' })}`,
   });
 }
 
 export async function verifyDomainAction(ctx: ApiContext, { session }: ConsoleRequest): Promise<void> {
   const { sql, config } = ctx.deps;
-  const d = await getOrgDomain(sql, session.org_id, ctx.params.id ?? '');
-  if (!d) throw notFound('Domain');
-  const saved = await checkDomain(sql, config, d);
+  const d = await loadDomain(ctx, session);
+  const saved = await checkDomain(sql, config, d, ctx.deps.queues);
   if (!saved) throw notFound('Domain');
   if (saved.status !== d.status) await ctx.deps.auth.invalidateOrg(session.org_id);
   ctx.state.log.info(
     { event: 'DOMAIN_VERIFY', domainId: d.id, domain: d.name, status: saved.status, userId: session.user_id },
     'domain DNS check finished',
   );
-  redirect(ctx, '/console/domains');
+  await audit(ctx, session, 'domain.verify_requested', { type: 'domain', id: d.id }, { status: saved.status });
+  redirect(ctx, hrefWith(`/console/domains/${d.id}`, { done: `DNS checked: ${d.name} is ${saved.status}.` }));
 }
+
+async function trackingAction(ctx: ApiContext, { session, form }: ConsoleRequest): Promise<void> {
+  const d = await loadDomain(ctx, session);
+  const read = (name: string, label: string) => {
+    const v = choice(form, name, label, ['default', 'on', 'off'] as const);
+    return v === 'default' ? null : v === 'on';
+  };
+  const patch = { track_opens: read('opens', 'Open tracking'), track_clicks: read('clicks', 'Click tracking') };
+  if (!(await updateDomainTracking(ctx.deps.sql, d.id, patch))) throw notFound('Domain');
+  await audit(ctx, session, 'domain.tracking_changed', { type: 'domain', id: d.id }, patch);
+  redirect(ctx, hrefWith(`/console/domains/${d.id}`, { done: 'Tracking settings saved.' }));
+}
+
+async function deleteConfirm(ctx: ApiContext, { session }: ConsoleRequest): Promise<void> {
+  const d = await loadDomain(ctx, session);
+  confirmPage(ctx, session, {
+    title: 'Delete this domain?',
+    active: ACTIVE,
+    question: html`<strong>${d.name}</strong> can no longer send, its DKIM key is destroyed, and its messages and their
+      history are deleted with it. Keys restricted to it lose it.`,
+    action: `/console/domains/${d.id}/delete`,
+    confirmLabel: 'Delete domain',
+    back: `/console/domains/${d.id}`,
+    danger: true,
+  });
+}
+
+async function deleteAction(ctx: ApiContext, { session }: ConsoleRequest): Promise<void> {
+  const d = await loadDomain(ctx, session);
+  await removeDomain(ctx.deps.sql, session.org_id, d);
+  await ctx.deps.auth.invalidateOrg(session.org_id);
+  await audit(ctx, session, 'domain.deleted', { type: 'domain', id: d.id }, { name: d.name });
+  redirect(ctx, hrefWith('/console/domains', { deleted: d.name }));
+}
+
+export const DOMAIN_PAGES: PageRule[] = [
+  { method: 'GET', path: '/domains', role: 'admin', page: domainsPage },
+  { method: 'POST', path: '/domains', role: 'admin', page: addAction },
+  { method: 'GET', path: '/domains/:id', role: 'admin', page: domainPage },
+  { method: 'POST', path: '/domains/:id/verify', role: 'admin', page: verifyDomainAction },
+  { method: 'POST', path: '/domains/:id/tracking', role: 'admin', page: trackingAction },
+  { method: 'GET', path: '/domains/:id/delete', role: 'admin', page: deleteConfirm },
+  { method: 'POST', path: '/domains/:id/delete', role: 'admin', page: deleteAction },
+];

@@ -1,6 +1,7 @@
 // API keys in the console: list, mint (the token is shown once, on the answer to the POST),
 // revoke, rotate. Members mint SEND keys and manage SEND keys; admins mint and manage every
 // tier, ADMIN included (live only: the SPEC mints ADMIN keys nowhere else).
+import { audit } from './audit.js';
 import { listOrgDomains, type DomainRow } from '../../shared/db/domains.js';
 import { getKey, listKeys, mintKey, revokeKey, rotateKeyToken, type KeyRow } from '../../shared/db/keys.js';
 import type { SessionRow } from '../../shared/db/users.js';
@@ -10,6 +11,7 @@ import type { ApiContext } from '../types.js';
 import { choice, field } from './form.js';
 import { csrfField, html, postButton, when, type Safe } from './html.js';
 import { redirect, show, type ConsoleRequest } from './respond.js';
+import { card, details, tableCard } from './ui.js';
 
 const PAGE_SIZE = 50;
 const GRACE_CHOICES: [number, string][] = [
@@ -97,31 +99,29 @@ export async function keysPage(ctx: ApiContext, { session }: ConsoleRequest): Pr
   show(ctx, session, {
     title: 'API keys',
     active: '/console/keys',
-    body: html`<table>
-        <thead>
-          <tr>
-            <th>Name</th>
-            <th>Prefix</th>
-            <th>Permission</th>
-            <th>Mode</th>
-            <th>Domains</th>
-            <th>Created</th>
-            <th>Last used</th>
-            <th>Status</th>
-            <th></th>
-          </tr>
-        </thead>
-        <tbody>
-          ${keys.map((k) => keyRow(session, domains, k))}
-        </tbody>
-      </table>
-      ${more}${mintForm(session, domains)}`,
+    body: html`${tableCard(
+      [
+        'Name',
+        'Prefix',
+        'Permission',
+        'Mode',
+        'Domains',
+        'Created',
+        'Last used',
+        'Status',
+        { label: 'Actions', hidden: true },
+      ],
+      keys.map((k) => keyRow(session, domains, k)),
+      { label: 'API keys' },
+    )}
+    ${more}${mintForm(session, domains)}`,
   });
 }
 
 function tokenOnce(token: string): Safe {
   return html`<p class="banner warn">Copy this token now. It is shown only once and cannot be recovered.</p>
-    <code class="token" data-token>${token}</code>`;
+    <div id="new-token"><code class="token" data-token>${token}</code></div>
+    <p><button type="button" class="btn" data-copy="#new-token" hidden>Copy token</button></p>`;
 }
 
 export async function mintKeyAction(ctx: ApiContext, { session, form }: ConsoleRequest): Promise<void> {
@@ -145,35 +145,21 @@ export async function mintKeyAction(ctx: ApiContext, { session, form }: ConsoleR
     createdBy: session.user_id,
   });
   ctx.state.log.info({ event: 'CONSOLE_KEY_MINTED', keyId: key.id, userId: session.user_id, permission }, 'key minted');
+  await audit(ctx, session, 'key.minted', { type: 'key', id: key.id }, { permission, mode, domain_ids: domainIds });
   show(ctx, session, {
     title: 'Key minted',
     active: '/console/keys',
     status: 201,
     body: html`${tokenOnce(token)}
-      <table>
-        <tbody>
-          <tr>
-            <th>Name</th>
-            <td>${key.name}</td>
-          </tr>
-          <tr>
-            <th>Id (SMTP username)</th>
-            <td><code>${key.id}</code></td>
-          </tr>
-          <tr>
-            <th>Permission</th>
-            <td>${key.permission}</td>
-          </tr>
-          <tr>
-            <th>Mode</th>
-            <td>${key.mode}</td>
-          </tr>
-          <tr>
-            <th>Domains</th>
-            <td>${domainNames(domains, key.domain_ids)}</td>
-          </tr>
-        </tbody>
-      </table>
+      ${card(
+        details([
+          ['Name', key.name],
+          ['Id (SMTP username)', html`<code>${key.id}</code>`],
+          ['Permission', key.permission],
+          ['Mode', key.mode],
+          ['Domains', domainNames(domains, key.domain_ids)],
+        ]),
+      )}
       <p><a href="/console/keys">Back to API keys</a></p>`,
   });
 }
@@ -190,6 +176,7 @@ export async function revokeKeyAction(ctx: ApiContext, { session }: ConsoleReque
   await revokeKey(ctx.deps.sql, session.org_id, key.id);
   await ctx.deps.auth.invalidateKey(key.id);
   ctx.state.log.info({ event: 'CONSOLE_KEY_REVOKED', keyId: key.id, userId: session.user_id }, 'key revoked');
+  await audit(ctx, session, 'key.revoked', { type: 'key', id: key.id });
   redirect(ctx, '/console/keys');
 }
 
@@ -206,6 +193,7 @@ export async function rotateKeyAction(ctx: ApiContext, { session, form }: Consol
   const expiresAt = await sql.begin((tx) => rotateKeyToken(tx, key.id, t, grace));
   await ctx.deps.auth.invalidateKey(key.id);
   ctx.state.log.info({ event: 'CONSOLE_KEY_ROTATED', keyId: key.id, userId: session.user_id }, 'key rotated');
+  await audit(ctx, session, 'key.rotated', { type: 'key', id: key.id }, { expires_in: grace });
   show(ctx, session, {
     title: 'Key rotated',
     active: '/console/keys',

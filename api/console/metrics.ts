@@ -7,6 +7,7 @@ import type { ApiContext } from '../types.js';
 import { barChart } from './chart.js';
 import { html, type Safe } from './html.js';
 import { show, type ConsoleRequest } from './respond.js';
+import { tableCard } from './ui.js';
 
 const DAY_CHOICES = [7, 30, 90];
 
@@ -41,28 +42,23 @@ function selector(domains: DomainRow[], domain: DomainRow | null, days: number):
 }
 
 function totalsTable(r: MetricsReport): Safe {
-  const head = SERIES_FIELDS.map(([api]) => html`<th class="num">${api}</th>`);
   const cells = SERIES_FIELDS.map(([api]) => html`<td class="num" data-total="${api}">${r.totals[api]}</td>`);
   const rates = Object.entries(r.rates).map(
     ([k, v], i) => html`${i > 0 ? ' · ' : ''}<span data-rate="${k}">${k} ${v.toFixed(2)}%</span>`,
   );
-  return html`<table>
-      <thead>
-        <tr>
-          ${head}
-        </tr>
-      </thead>
-      <tbody>
-        <tr>
+  return html`${tableCard(
+      SERIES_FIELDS.map(([api]) => ({ label: api, num: true })),
+      [
+        html`<tr>
           ${cells}
-        </tr>
-      </tbody>
-    </table>
+        </tr>`,
+      ],
+      { label: 'Totals' },
+    )}
     <p>Rates: ${rates}</p>`;
 }
 
 function dailyTable(r: MetricsReport): Safe {
-  const head = SERIES_FIELDS.map(([api]) => html`<th class="num">${api}</th>`);
   const rows = [...r.series].reverse().map(
     (d) =>
       html`<tr>
@@ -70,22 +66,11 @@ function dailyTable(r: MetricsReport): Safe {
         ${SERIES_FIELDS.map(([api]) => html`<td class="num">${d[api]}</td>`)}
       </tr>`,
   );
-  return html`<table data-series>
-    <thead>
-      <tr>
-        <th>Day (UTC)</th>
-        ${head}
-      </tr>
-    </thead>
-    <tbody>
-      ${rows}
-    </tbody>
-  </table>`;
+  return html`${tableCard(['Day (UTC)', ...SERIES_FIELDS.map(([api]) => ({ label: api, num: true }))], rows, { label: 'Per day', attrs: html`data-series` })}`;
 }
 
 function providerTable(by: FacetEntry[]): Safe {
   if (by.length === 0) return html`<p class="muted">No mail in this window.</p>`;
-  const head = FACET_FIELDS.map(([api]) => html`<th class="num">${api}</th>`);
   const rows = by.map(
     (p) =>
       html`<tr data-provider="${p.key}">
@@ -93,17 +78,7 @@ function providerTable(by: FacetEntry[]): Safe {
         ${FACET_FIELDS.map(([api]) => html`<td class="num">${p[api]}</td>`)}
       </tr>`,
   );
-  return html`<table>
-    <thead>
-      <tr>
-        <th>Provider</th>
-        ${head}
-      </tr>
-    </thead>
-    <tbody>
-      ${rows}
-    </tbody>
-  </table>`;
+  return html`${tableCard(['Provider', ...FACET_FIELDS.map(([api]) => ({ label: api, num: true }))], rows, { label: 'By mailbox provider' })}`;
 }
 
 export async function metricsPage(ctx: ApiContext, { session }: ConsoleRequest): Promise<void> {

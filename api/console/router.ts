@@ -1,50 +1,60 @@
-// The web console (DESIGN §2; README "Web console"), mounted at /console beside the API: server-
-// rendered pages, no script. Each page row says who may open it; the wrapper signs the request
-// in (or sends it to the login page), checks the CSRF token of every POST and the role, and
-// renders any failure as a page.
+// The web console (DESIGN §13; docs/console.md), mounted at /console beside the API: server-
+// rendered pages, one stylesheet and one small script. Each page row says who may open it; the
+// wrapper signs the request in (or sends it to the login page), checks the CSRF token of every
+// POST and the role, and renders any failure as a page. The routes are an area of the web
+// process's one router.
 import { readFileSync } from 'node:fs';
-import Router from '@koa/router';
-import type Koa from 'koa';
 import type { SessionRow } from '../../shared/db/users.js';
 import { ApiError } from '../../shared/errors.js';
 import { fromRoot } from '../../shared/paths.js';
-import type { ApiContext, ApiCustom, ApiState } from '../types.js';
-import { domainsPage, verifyDomainAction } from './domains.js';
+import type { Area, Route } from '../router.js';
+import { refuseNul } from '../text-checks.js';
+import type { ApiContext } from '../types.js';
+import { auditPage } from './audit-page.js';
+import { DOMAIN_PAGES } from './domains.js';
+import { EMAIL_PAGES } from './emails.js';
 import { readForm } from './form.js';
 import { keysPage, mintKeyAction, revokeKeyAction, rotateKeyAction } from './keys.js';
 import { login, loginPage, logout } from './login.js';
 import { metricsPage } from './metrics.js';
 import { overviewPage } from './overview.js';
-import { redirect, SECURITY_HEADERS, showError, type ConsoleRequest } from './respond.js';
+import { QUEUE_PAGES } from './queues.js';
+import { AUDIENCE_PAGES } from './audience.js';
+import { AUTOMATION_PAGES } from './automations.js';
+import { BROADCAST_PAGES } from './broadcasts.js';
+import { SETTINGS_PAGES } from './settings.js';
+import { TEMPLATE_PAGES } from './templates.js';
+import { redirect, SECURITY_HEADERS, showError, type PageRule } from './respond.js';
 import { checkCsrf, checkOrigin, loadSession } from './session.js';
+import { SUPPRESSION_PAGES } from './suppressions.js';
 import { accountPage, addUserAction, changePasswordAction, usersPage } from './users.js';
-import { webhooksPage } from './webhooks.js';
+import { WEBHOOK_PAGES } from './webhooks.js';
 
-type Page = (ctx: ApiContext, req: ConsoleRequest) => Promise<void>;
-
-interface PageRule {
-  method: 'GET' | 'POST';
-  path: string;
-  /** Lowest role that may use it. */
-  role: 'member' | 'admin';
-  page: Page;
-}
+export type { PageRule };
 
 export const CONSOLE_PAGES: PageRule[] = [
   { method: 'GET', path: '/', role: 'member', page: overviewPage },
   { method: 'POST', path: '/logout', role: 'member', page: logout },
+  ...EMAIL_PAGES,
+  ...SUPPRESSION_PAGES,
+  ...TEMPLATE_PAGES,
+  ...BROADCAST_PAGES,
+  ...AUTOMATION_PAGES,
+  ...AUDIENCE_PAGES,
   { method: 'GET', path: '/keys', role: 'member', page: keysPage },
   { method: 'POST', path: '/keys', role: 'member', page: mintKeyAction },
   { method: 'POST', path: '/keys/:id/revoke', role: 'member', page: revokeKeyAction },
   { method: 'POST', path: '/keys/:id/rotate', role: 'member', page: rotateKeyAction },
   { method: 'GET', path: '/metrics', role: 'member', page: metricsPage },
+  ...QUEUE_PAGES,
   { method: 'GET', path: '/account', role: 'member', page: accountPage },
   { method: 'POST', path: '/account/password', role: 'member', page: changePasswordAction },
-  { method: 'GET', path: '/domains', role: 'admin', page: domainsPage },
-  { method: 'POST', path: '/domains/:id/verify', role: 'admin', page: verifyDomainAction },
-  { method: 'GET', path: '/webhooks', role: 'admin', page: webhooksPage },
+  ...DOMAIN_PAGES,
+  ...WEBHOOK_PAGES,
   { method: 'GET', path: '/users', role: 'admin', page: usersPage },
   { method: 'POST', path: '/users', role: 'admin', page: addUserAction },
+  { method: 'GET', path: '/audit', role: 'admin', page: auditPage },
+  ...SETTINGS_PAGES,
 ];
 
 function signedIn(rule: PageRule) {
@@ -57,48 +67,65 @@ function signedIn(rule: PageRule) {
 
 async function guarded(ctx: ApiContext, session: SessionRow, rule: PageRule): Promise<void> {
   try {
-    const form = await readForm(ctx);
-    if (rule.method === 'POST') checkCsrf(session, form);
+    refuseNul(ctx.params, 'path');
+    refuseNul(ctx.query, 'query');
+    // The role first: a member's upload to an admin page is refused before it is read.
     if (rule.role === 'admin' && session.role !== 'admin') {
       throw new ApiError('forbidden', 'This page is for admins of the organization');
     }
-    await rule.page(ctx, { session, form });
+    const { form, files } = await readForm(ctx, rule.uploadLimit);
+    if (rule.method === 'POST') checkCsrf(session, form);
+    await rule.page(ctx, { session, form, files });
   } catch (err) {
     showError(ctx, session, err);
   }
 }
 
-let css: Buffer | null = null;
+/** The files under /console/assets/: read once, cached by the browser for an hour. */
+const ASSETS: Record<string, string> = {
+  'console.css': 'text/css; charset=utf-8',
+  'console.js': 'text/javascript; charset=utf-8',
+  'icon.svg': 'image/svg+xml',
+};
+const assetCache = new Map<string, Buffer>();
 
-function stylesheet(ctx: ApiContext): void {
-  ctx.set('Cache-Control', 'public, max-age=3600');
-  ctx.type = 'text/css; charset=utf-8';
-  ctx.body = css ??= readFileSync(fromRoot('api', 'console', 'assets', 'console.css'));
-}
-
-function buildRouter(): Router<ApiState, ApiCustom> {
-  const router = new Router<ApiState, ApiCustom>({ prefix: '/console', strict: false });
-  router.get('/assets/console.css', stylesheet as never);
-  router.get('/login', loginPage as never);
-  router.post('/login', (async (ctx: ApiContext) => login(ctx, await readForm(ctx))) as never);
-  for (const rule of CONSOLE_PAGES) router.register(rule.path, [rule.method], [signedIn(rule) as never]);
-  return router;
-}
-
-/** Everything under /console; other paths pass through to the API. */
-export function consoleMiddleware(): Koa.Middleware<ApiState, ApiCustom> {
-  const routes = buildRouter().routes();
-  return async (ctx, next) => {
-    if (ctx.path !== '/console' && !ctx.path.startsWith('/console/')) return await next();
-    for (const [name, value] of Object.entries(SECURITY_HEADERS)) ctx.set(name, value);
-    const c = ctx as unknown as ApiContext;
-    try {
-      if (ctx.method === 'POST') checkOrigin(c);
-      await routes(ctx as never, async () => {
-        throw new ApiError('not_found', `No console page at ${ctx.path}`);
-      });
-    } catch (err) {
-      showError(c, null, err);
-    }
+function asset(name: string) {
+  return (ctx: ApiContext): void => {
+    let body = assetCache.get(name);
+    if (!body) assetCache.set(name, (body = readFileSync(fromRoot('api', 'console', 'assets', name))));
+    ctx.set('Cache-Control', 'public, max-age=3600');
+    ctx.type = ASSETS[name]!;
+    ctx.body = body;
   };
+}
+
+/** The console's routes for the one router (api/router.ts), each page behind `guard`. */
+export function consoleArea(): Area {
+  const routes: Route[] = [
+    ...Object.keys(ASSETS).map((name) => ({
+      method: 'GET' as const,
+      path: `/console/assets/${name}`,
+      run: asset(name),
+    })),
+    { method: 'GET', path: '/console/login', run: loginPage },
+    { method: 'POST', path: '/console/login', run: async (ctx) => login(ctx, (await readForm(ctx)).form) },
+  ];
+  for (const rule of CONSOLE_PAGES) {
+    routes.push({ method: rule.method, path: `/console${rule.path === '/' ? '' : rule.path}`, run: signedIn(rule) });
+  }
+  return { prefix: '/console', routes, around: guard };
+}
+
+/**
+ * Around every console route and miss: the security headers, the Origin check of a POST, and any
+ * failure (an unknown page included) rendered as a page, never as the API's JSON.
+ */
+async function guard(ctx: ApiContext, next: () => Promise<unknown>): Promise<void> {
+  for (const [name, value] of Object.entries(SECURITY_HEADERS)) ctx.set(name, value);
+  try {
+    if (ctx.method === 'POST') checkOrigin(ctx);
+    await next();
+  } catch (err) {
+    showError(ctx, null, err);
+  }
 }

@@ -1,5 +1,6 @@
 // Console users: admins add members and admins (with a generated password, shown once); every
 // user changes their own password, which ends their other sessions.
+import { audit } from './audit.js';
 import { insertUser } from '../../shared/db/orgs.js';
 import { deleteOtherSessions, getUserWithHash, listOrgUsers, updateUserPassword } from '../../shared/db/users.js';
 import { uniqueViolation } from '../../shared/domains/setup.js';
@@ -10,6 +11,7 @@ import { choice, field } from './form.js';
 import { EMAIL_BUCKET, throttle } from './login.js';
 import { csrfField, html, when } from './html.js';
 import { redirect, show, type ConsoleRequest } from './respond.js';
+import { tableCard } from './ui.js';
 
 const MIN_PASSWORD = 12;
 const MAX_PASSWORD = 1024;
@@ -28,18 +30,7 @@ export async function usersPage(ctx: ApiContext, { session }: ConsoleRequest): P
   show(ctx, session, {
     title: 'Users',
     active: '/console/users',
-    body: html`<table>
-        <thead>
-          <tr>
-            <th>Email</th>
-            <th>Role</th>
-            <th>Added</th>
-          </tr>
-        </thead>
-        <tbody>
-          ${rows}
-        </tbody>
-      </table>
+    body: html`${tableCard(['Email', 'Role', 'Added'], rows, { label: 'Users' })}
       <h2>Add a user</h2>
       <form method="post" action="/console/users" class="stack">
         ${csrfField(session)} <label for="email">Email</label
@@ -72,6 +63,7 @@ export async function addUserAction(ctx: ApiContext, { session, form }: ConsoleR
     throw err;
   }
   ctx.state.log.info({ event: 'CONSOLE_USER_ADDED', userId: user.id, role, by: session.user_id }, 'console user added');
+  await audit(ctx, session, 'user.added', { type: 'user', id: user.id }, { role });
   show(ctx, session, {
     title: 'User added',
     active: '/console/users',
@@ -126,5 +118,6 @@ export async function changePasswordAction(ctx: ApiContext, { session, form }: C
   await updateUserPassword(sql, user.id, await hashPassword(next));
   const ended = await deleteOtherSessions(sql, user.id, session.id_hash);
   ctx.state.log.info({ event: 'CONSOLE_PASSWORD_CHANGED', userId: user.id, endedSessions: ended }, 'password changed');
+  await audit(ctx, session, 'user.password_changed', { type: 'user', id: user.id }, { ended_sessions: ended });
   redirect(ctx, '/console/account?changed=1');
 }

@@ -41,6 +41,7 @@ export function authorize(rule: RouteRule): Koa.Middleware<ApiState, ApiCustom> 
     res.setHeader('RateLimit-Remaining', String(rl.remaining));
     res.setHeader('RateLimit-Reset', String(rl.resetSeconds));
     if (!rl.allowed) {
+      ctx.deps.prom.inc('tern_rate_limited_total', ['api']);
       throw new ApiError('rate_limited', `Too many requests for this API key; retry in ${rl.retryAfterSeconds} s`, {
         'Retry-After': String(rl.retryAfterSeconds),
       });

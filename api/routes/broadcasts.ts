@@ -3,42 +3,29 @@
 // send itself is the `broadcast` queue's work (workers/broadcast.ts); the API only moves the
 // state and adds the first batch job. A restricted key uses and sees only its domains.
 import type { AuthContext } from '../../shared/auth.js';
-import { enqueueBatch } from '../../shared/broadcast-jobs.js';
 import {
   cancelBroadcast,
   deleteDraft,
   getBroadcast,
   insertBroadcast,
   listBroadcasts,
-  startSend,
   updateDraft,
   type BroadcastRow,
 } from '../../shared/db/broadcasts.js';
-import type { Sql } from '../../shared/db/pool.js';
 import { ApiError, notFound, validationError } from '../../shared/errors.js';
 import { isId, newId } from '../../shared/ids.js';
-import type { Logger } from '../../shared/logger.js';
-import type { Queues } from '../../shared/queues.js';
 import {
-  broadcastListQuerySchema,
-  createBroadcastSchema,
-  patchBroadcastSchema,
-  sendBroadcastSchema,
   type BroadcastListQuery,
   type CreateBroadcastBody,
   type PatchBroadcastBody,
   type SendBroadcastBody,
 } from '../schemas/broadcasts.js';
 import type { ApiContext, Handlers } from '../types.js';
-import { bodyValidator, listEnvelope, queryValidator } from '../validate.js';
+import { listEnvelope } from '../validate.js';
 import { resolveBroadcast } from './broadcasts-input.js';
-import { parseSchedule } from './emails-input.js';
+import { confirmed, createAndSend, sendDraft, sendTime } from './broadcasts-send.js';
 import { scopeOf } from './emails.js';
-
-const validateCreate = bodyValidator<CreateBroadcastBody>(createBroadcastSchema);
-const validatePatch = bodyValidator<PatchBroadcastBody>(patchBroadcastSchema);
-const validateSend = bodyValidator<SendBroadcastBody>(sendBroadcastSchema);
-const validateList = queryValidator<BroadcastListQuery>(broadcastListQuerySchema);
+import { routeBody, routeQuery } from '../route-schemas.js';
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
@@ -89,60 +76,24 @@ function checkPaused(auth: AuthContext): void {
   }
 }
 
-/** What a send needs beyond the draft being a draft: a segment and a domain still fit to send. */
-function checkSendable(auth: AuthContext, b: BroadcastRow): void {
-  if (b.segment_id === null) throw validationError('segment_id: the broadcast has no segment (it was deleted)');
-  const domain = auth.domains.find((d) => d.id === b.domain_id);
-  if (domain?.status !== 'verified') throw validationError(`from: domain ${domain?.name ?? ''} is not verified`);
-}
-
-/** The send time: the one given, else the draft's own when still ahead, else now (null). */
-function sendTime(given: string | null | undefined, b: BroadcastRow, now: number): Date | null {
-  if (given) return parseSchedule('body.scheduled_at', given, now);
-  return b.scheduled_at && b.scheduled_at.getTime() > now ? b.scheduled_at : null;
-}
-
-async function send(
-  deps: { sql: Sql; queues: Queues; logger: Logger },
-  auth: AuthContext,
-  b: BroadcastRow,
-  at: Date | null,
-): Promise<BroadcastRow> {
-  if (b.status !== 'draft')
-    throw new ApiError('invalid_state', `Broadcast ${b.id} is ${b.status}; only a draft can be sent`);
-  checkSendable(auth, b);
-  const row = await startSend(deps.sql, scopeOf(auth), b.id, at);
-  if (!row) throw new ApiError('invalid_state', `Broadcast ${b.id} is ${b.status}; only a draft can be sent`);
-  try {
-    await enqueueBatch(deps.queues, row.id, null, { delayMs: at ? at.getTime() - Date.now() : 0 });
-  } catch (err) {
-    // The state change committed: the broadcast sweeper starts a send whose first job is missing.
-    deps.logger.warn({ event: 'BROADCAST_ENQUEUE_FAILED', err, broadcastId: row.id }, 'left to the sweeper');
-  }
-  return row;
-}
-
 export const broadcastHandlers: Handlers = {
   'POST /broadcasts': async (ctx) => {
     const auth = ctx.state.auth;
-    const body = validateCreate(ctx.state.body);
+    const body = routeBody<CreateBroadcastBody>(ctx);
     if (body.send) checkPaused(auth);
     const now = Date.now();
     const content = await resolveBroadcast(ctx.deps.sql, auth, body, null, now);
-    let row = await insertBroadcast(ctx.deps.sql, {
-      ...content,
-      id: newId('bc'),
-      org_id: auth.org.id,
-      key_id: auth.key.id,
-      mode: auth.key.mode,
-    });
-    if (body.send) row = await send(ctx.deps, auth, row, sendTime(undefined, row, now));
+    const id = newId('bc');
+    const b = { ...content, id, org_id: auth.org.id, key_id: auth.key.id, mode: auth.key.mode };
+    const row = body.send
+      ? await createAndSend(ctx.deps, auth, b, sendTime(undefined, b, now))
+      : await confirmed(ctx.deps, id, 'created', () => insertBroadcast(ctx.deps.sql, b));
     ctx.status = 201;
     ctx.body = renderBroadcast(row);
   },
 
   'GET /broadcasts': async (ctx) => {
-    const q = validateList(ctx.query);
+    const q = routeQuery<BroadcastListQuery>(ctx);
     const rows = await listBroadcasts(ctx.deps.sql, scopeOf(ctx.state.auth), q.status, q);
     ctx.body = listEnvelope(rows, q.limit, renderBroadcast);
   },
@@ -153,7 +104,7 @@ export const broadcastHandlers: Handlers = {
 
   'PATCH /broadcasts/:id': async (ctx) => {
     const auth = ctx.state.auth;
-    const body = validatePatch(ctx.state.body);
+    const body = routeBody<PatchBroadcastBody>(ctx);
     const current = await loadBroadcast(ctx);
     if (body.id !== undefined && body.id !== current.id) throw validationError('body.id must match the path');
     if (current.status !== 'draft') {
@@ -175,9 +126,13 @@ export const broadcastHandlers: Handlers = {
   },
 
   'POST /broadcasts/:id/send': async (ctx) => {
-    const body = validateSend(ctx.state.body);
+    const body = routeBody<SendBroadcastBody>(ctx);
     const current = await loadBroadcast(ctx);
-    const row = await send(ctx.deps, ctx.state.auth, current, sendTime(body.scheduled_at, current, Date.now()));
+    // The retry (same Idempotency-Key) of a send answered 504: sent by the first run if no longer a draft.
+    const row =
+      ctx.state.retryIds?.includes(current.id) && current.status !== 'draft'
+        ? current
+        : await sendDraft(ctx.deps, ctx.state.auth, current, sendTime(body.scheduled_at, current, Date.now()));
     ctx.body = { object: 'broadcast', id: row.id, status: row.status, scheduled_at: iso(row.scheduled_at) };
   },
 

@@ -6,18 +6,10 @@ import { updateContact, type ContactRow } from '../../shared/db/contacts.js';
 import type { Db, Sql } from '../../shared/db/pool.js';
 import { contactSubscriptions, setSubscriptions } from '../../shared/db/topics.js';
 import { notFound } from '../../shared/errors.js';
-import {
-  subscriptionsSchema,
-  topicChoicesSchema,
-  type SubscriptionsBody,
-  type TopicChoice,
-} from '../schemas/contacts.js';
+import { type SubscriptionsBody, type TopicChoice } from '../schemas/contacts.js';
 import type { Handlers } from '../types.js';
-import { bodyValidator } from '../validate.js';
 import { checkedChoices, contactOr404 } from './contacts-render.js';
-
-const validateSubscriptions = bodyValidator<SubscriptionsBody>(subscriptionsSchema);
-const validateTopicChoices = bodyValidator<TopicChoice[]>(topicChoicesSchema);
+import { routeBody } from '../route-schemas.js';
 
 async function renderSubscriptions(db: Db, contact: ContactRow) {
   const rows = await contactSubscriptions(db, contact.org_id, contact.id);
@@ -57,7 +49,7 @@ async function apply(
 
 export const subscriptionHandlers: Handlers = {
   'POST /contacts/:id/subscriptions': async (ctx) => {
-    const body = validateSubscriptions(ctx.state.body);
+    const body = routeBody<SubscriptionsBody>(ctx);
     const { sql } = ctx.deps;
     const contact = await contactOr404(sql, ctx.state.auth, ctx.params.id!);
     const now = await apply(sql, contact, body.topics ?? [], body.unsubscribed, 'body.topics');
@@ -70,7 +62,7 @@ export const subscriptionHandlers: Handlers = {
   },
 
   'PATCH /contacts/:id/topics': async (ctx) => {
-    const choices = validateTopicChoices(ctx.state.body);
+    const choices = routeBody<TopicChoice[]>(ctx);
     const contact = await contactOr404(ctx.deps.sql, ctx.state.auth, ctx.params.id!);
     await apply(ctx.deps.sql, contact, choices, undefined, 'body');
     ctx.body = { id: contact.id };

@@ -6,25 +6,15 @@ import { isRestricted } from '../../shared/auth.js';
 import { deleteContact, listContacts, updateContact, upsertContact } from '../../shared/db/contacts.js';
 import { setSubscriptions } from '../../shared/db/topics.js';
 import { notFound } from '../../shared/errors.js';
-import {
-  listContactsQuerySchema,
-  patchContactSchema,
-  upsertContactSchema,
-  type ContactPatchBody,
-  type ListContactsQuery,
-  type UpsertContactBody,
-} from '../schemas/contacts.js';
+import { type ContactPatchBody, type ListContactsQuery, type UpsertContactBody } from '../schemas/contacts.js';
 import type { Handler, Handlers } from '../types.js';
-import { bodyValidator, listEnvelope, queryValidator } from '../validate.js';
+import { listEnvelope } from '../validate.js';
 import { checkedChoices, contactOr404, refuseSubscriptionChange, renderContact } from './contacts-render.js';
-
-const validateUpsert = bodyValidator<UpsertContactBody>(upsertContactSchema);
-const validatePatch = bodyValidator<ContactPatchBody>(patchContactSchema);
-const validateList = queryValidator<ListContactsQuery>(listContactsQuerySchema);
+import { routeBody, routeQuery } from '../route-schemas.js';
 
 const upsert: Handler = async (ctx) => {
   const auth = ctx.state.auth;
-  const body = validateUpsert(ctx.state.body);
+  const body = routeBody<UpsertContactBody>(ctx);
   refuseSubscriptionChange(auth, body);
   const startsAutomations = !isRestricted(auth);
   const result = await ctx.deps.sql.begin(async (tx) => {
@@ -53,7 +43,7 @@ const upsert: Handler = async (ctx) => {
 };
 
 const list: Handler = async (ctx) => {
-  const q = validateList(ctx.query);
+  const q = routeQuery<ListContactsQuery>(ctx);
   const rows = await listContacts(ctx.deps.sql, ctx.state.auth.org.id, q, q);
   ctx.body = listEnvelope(rows, q.limit, renderContact);
 };
@@ -64,7 +54,7 @@ const get: Handler = async (ctx) => {
 
 const patch: Handler = async (ctx) => {
   const auth = ctx.state.auth;
-  const body = validatePatch(ctx.state.body);
+  const body = routeBody<ContactPatchBody>(ctx);
   refuseSubscriptionChange(auth, body);
   const contact = await contactOr404(ctx.deps.sql, auth, ctx.params.id!);
   const updated = await updateContact(ctx.deps.sql, auth.org.id, contact.id, {

@@ -1,16 +1,14 @@
 // POST /emails/batch: up to 100 messages in one transaction and one bulk enqueue. Validation
 // follows Resend: `x-batch-validation: strict` (default) refuses the whole batch when one item is
 // invalid, naming its index; `permissive` stores the valid items and lists the others in `errors`.
-import { ApiError } from '../../shared/errors.js';
-import { batchBodySchema, batchItemSchema, type SendEmailBody } from '../schemas/emails.js';
+import { ApiError, OutcomeUnknown } from '../../shared/errors.js';
+import { BATCH_ITEM, type SendEmailBody } from '../schemas/emails.js';
 import type { Handler } from '../types.js';
-import { bodyValidator } from '../validate.js';
 import { precheck, prepareEmail, type PreparedEmail } from './emails-input.js';
-import { storeAndEnqueue } from './emails-send.js';
+import { outcomeUnknown, storeAndEnqueue } from './emails-send.js';
 import { resolveForSend } from './emails-template.js';
-
-const validateBatch = bodyValidator<unknown[]>(batchBodySchema);
-const validateItem = bodyValidator<SendEmailBody>(batchItemSchema);
+import { checkTopic, sendTopics } from './emails-topics.js';
+import { routeBody, routeBodyItem } from '../route-schemas.js';
 
 function mode(header: string): 'strict' | 'permissive' {
   const value = header.trim().toLowerCase();
@@ -30,16 +28,23 @@ function atIndex(err: ApiError, index: number): ApiError {
 export const batchHandler: Handler = async (ctx) => {
   const auth = ctx.state.auth;
   const validation = mode(ctx.get('x-batch-validation'));
-  const items = validateBatch(ctx.state.body);
+  const items = routeBody<unknown[]>(ctx);
   const now = Date.now();
+  const topics = await sendTopics(ctx.deps.sql, auth, items);
   const prepared: PreparedEmail[] = [];
+  // Each item's id by index (null: refused), which a retry after 504 outcome_unknown reuses.
+  const ids: (string | null)[] = items.map(() => null);
   const errors: { index: number; message: string }[] = [];
   for (const [index, raw] of items.entries()) {
     try {
-      const body = validateItem(raw);
+      const body = routeBodyItem<SendEmailBody>(ctx, raw);
       precheck('body', body);
+      checkTopic('body', body.topic_id, topics);
       const template = await resolveForSend(ctx.deps.sql, auth, body);
-      prepared.push(prepareEmail('body', body, { auth, now, template }));
+      const id = ctx.state.retryIds?.[index];
+      const p = prepareEmail('body', body, { auth, now, template, id, attachmentBytes: BATCH_ITEM.attachmentBytes });
+      prepared.push(p);
+      ids[index] = p.email.id;
     } catch (err) {
       if (!(err instanceof ApiError) || err.status >= 500) throw err;
       const labelled = atIndex(err, index);
@@ -47,7 +52,9 @@ export const batchHandler: Handler = async (ctx) => {
       errors.push({ index, message: labelled.message });
     }
   }
-  await storeAndEnqueue({ ...ctx.deps, logger: ctx.state.log }, prepared);
+  await storeAndEnqueue({ ...ctx.deps, logger: ctx.state.log }, 'batch', prepared).catch((err: unknown) => {
+    throw err instanceof OutcomeUnknown ? outcomeUnknown(ids) : err;
+  });
   const data = prepared.map((p) => ({ id: p.email.id }));
   ctx.body = validation === 'permissive' ? { data, errors } : { data };
 };

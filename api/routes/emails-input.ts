@@ -5,14 +5,15 @@
 // for a batch item).
 import { isRestricted, type AuthContext } from '../../shared/auth.js';
 import type { NewAttachment, NewEmail, NewRecipient } from '../../shared/db/emails.js';
+import { buildEmailRow } from '../../shared/email-row.js';
 import { scheduledReason } from '../../shared/db/emails.js';
 import { ApiError, validationError } from '../../shared/errors.js';
+import { assertNotDemoLive } from '../../shared/domains/demo.js';
 import { newId } from '../../shared/ids.js';
 import { formatMailbox, parseMailbox, type Mailbox } from '../../shared/mail/addresses.js';
 import type { ResolvedTemplate } from '../../shared/templates.js';
-import { MAX_RECIPIENTS_PER_FIELD, type SendEmailBody } from '../schemas/emails.js';
+import { MAX_ATTACHMENT_BYTES, MAX_RECIPIENTS_PER_FIELD, type SendEmailBody } from '../schemas/emails.js';
 
-export const MAX_ATTACHMENT_BYTES = 40 * 1024 * 1024;
 export const MAX_SCHEDULE_MS = 30 * 24 * 3600 * 1000;
 
 /**
@@ -42,8 +43,6 @@ export interface PreparedEmail {
   email: NewEmail;
   recipients: NewRecipient[];
   attachments: NewAttachment[];
-  /** Delay of the delivery job in ms (0 = now). */
-  delay: number;
 }
 
 function asList(where: string, field: string, value: unknown, required: boolean): string[] {
@@ -107,7 +106,12 @@ function checkHeaders(where: string, headers: Record<string, string> | undefined
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
-function decodeAttachments(where: string, emailId: string, body: SendEmailBody): NewAttachment[] {
+/** "40 MB", "512 KB": a size limit as the error messages name it. */
+function sizeText(bytes: number): string {
+  return bytes >= 1024 * 1024 ? `${bytes / (1024 * 1024)} MB` : `${bytes / 1024} KB`;
+}
+
+function decodeAttachments(where: string, emailId: string, body: SendEmailBody, limit: number): NewAttachment[] {
   let total = 0;
   return (body.attachments ?? []).map((a, i) => {
     const compact = a.content.replace(/[\r\n]/g, '');
@@ -116,8 +120,8 @@ function decodeAttachments(where: string, emailId: string, body: SendEmailBody):
     }
     const content = Buffer.from(compact, 'base64');
     total += content.length;
-    if (total > MAX_ATTACHMENT_BYTES) {
-      throw validationError(`${where}.attachments total size exceeds 40 MB`);
+    if (total > limit) {
+      throw validationError(`${where}.attachments total size exceeds ${sizeText(limit)}`);
     }
     return {
       email_id: emailId,
@@ -139,6 +143,7 @@ export function fromDomain(where: string, auth: AuthContext, from: Mailbox) {
   }
   if (!domain) throw validationError(`${where}.from: domain ${from.domain} is not a domain of this organization`);
   if (domain.status !== 'verified') throw validationError(`${where}.from: domain ${from.domain} is not verified`);
+  assertNotDemoLive(domain, auth.key.mode);
   return domain;
 }
 
@@ -166,6 +171,10 @@ export interface PrepareOptions {
   auth: AuthContext;
   now: number;
   template?: ResolvedTemplate | undefined;
+  /** Most bytes of attachments, decoded (default: POST /emails's). */
+  attachmentBytes?: number;
+  /** The message's id when a retry must reuse it (ApiState.retryIds); a new one otherwise. */
+  id?: string | null | undefined;
 }
 
 /** Builds the rows of one message; throws 422 / 403 naming the field. */
@@ -186,8 +195,8 @@ export function prepareEmail(where: string, body: SendEmailBody, opts: PrepareOp
   const replyTo = mailboxes(where, 'reply_to', asList(where, 'reply_to', body.reply_to, false));
   const headers = checkHeaders(where, body.headers);
   const scheduledAt = body.scheduled_at ? parseSchedule(`${where}.scheduled_at`, body.scheduled_at, now) : null;
-  const id = newId('em');
-  const attachments = decodeAttachments(where, id, body);
+  const id = opts.id ?? newId('em');
+  const attachments = decodeAttachments(where, id, body, opts.attachmentBytes ?? MAX_ATTACHMENT_BYTES);
   const status = scheduledAt ? 'scheduled' : 'queued';
   const waitReason = scheduledAt ? scheduledReason(scheduledAt) : null;
 
@@ -210,31 +219,27 @@ export function prepareEmail(where: string, body: SendEmailBody, opts: PrepareOp
       });
     }
   }
-  const email: NewEmail = {
+  const email = buildEmailRow({
     id,
-    org_id: auth.org.id,
-    key_id: auth.key.id,
-    domain_id: domain.id,
+    orgId: auth.org.id,
+    keyId: auth.key.id,
     mode: auth.key.mode,
-    from_address: formatMailbox(from!),
-    from_email: from!.email,
-    to_addresses: fields.to.map(formatMailbox),
-    cc_addresses: fields.cc.map(formatMailbox),
-    bcc_addresses: fields.bcc.map(formatMailbox),
-    reply_to: replyTo.map(formatMailbox),
+    domain,
+    from: { address: formatMailbox(from!), email: from!.email },
+    to: fields.to.map(formatMailbox),
+    cc: fields.cc.map(formatMailbox),
+    bcc: fields.bcc.map(formatMailbox),
+    replyTo: replyTo.map(formatMailbox),
     subject,
     html: tpl ? tpl.html : (body.html ?? null),
     text: tpl ? tpl.text : (body.text ?? null),
     headers,
-    tags: body.tags ?? [],
-    kind: body.kind ?? null,
-    topic_id: body.topic_id ?? null,
-    template_id: tpl?.template.id ?? null,
-    template_slug: tpl?.template.slug ?? null,
-    template_version: tpl?.template.version ?? null,
-    message_id: `${id}@${domain.name}`,
-    status,
-    scheduled_at: scheduledAt,
-  };
-  return { email, recipients, attachments, delay: scheduledAt ? scheduledAt.getTime() - now : 0 };
+    tags: body.tags,
+    kind: body.kind,
+    topicId: body.topic_id,
+    template: tpl?.template,
+    scheduledAt,
+    stream: body.stream,
+  });
+  return { email, recipients, attachments };
 }

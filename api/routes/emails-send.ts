@@ -1,42 +1,113 @@
-// Storing and enqueueing accepted messages. One statement stores every message of a request
-// (multi-row inserts chained by CTEs: one Postgres round trip); the delivery jobs are added after the commit, in one call. A message that
-// committed is never reported as failed: if the enqueue fails, the row stays `queued` (or
-// `scheduled`) without a job and the delivery sweeper enqueues it (job id = email id, so a
-// duplicate add is a no-op).
+// Storing and enqueueing accepted messages (POST /emails, /emails/batch and the SMTP relay). One
+// statement stores every message of a request; the delivery jobs are added after it, in one
+// call. What the answer says is what happened:
+// - stored: the answer is a success whatever follows. A job Redis refuses is added again in the
+//   background as soon as Redis answers, and the delivery sweeper adds any still missing (job id
+//   = email id, so a second add is a no-op);
+// - not stored: 503 unavailable (Postgres unreachable) or the error that refused the statement;
+// - a connection broken while the statement was on its way: the same insert runs again (it
+//   skips rows already stored) until Postgres answers, for up to STORE_CONFIRM_SECONDS; if it
+//   never does, 504 outcome_unknown naming the ids (shared/write-outcome.ts).
+// Stored messages count in tern_emails_accepted_total.
 import { insertEmails } from '../../shared/db/emails.js';
 import type { Sql } from '../../shared/db/pool.js';
+import { OutcomeUnknown } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
+import { streamOf, type AcceptSource } from '../../shared/prom/labels.js';
+import type { PromRecorder } from '../../shared/prom/recorder.js';
+import type { DeliveryRequest } from '../../shared/delivery-queue.js';
 import type { Queues } from '../../shared/queues.js';
+import { defaultStream, STREAMS } from '../../shared/streams.js';
+import { retryTransient } from '../../shared/transient.js';
+import { OutcomeUnknownError, writeConfirmed } from '../../shared/write-outcome.js';
 import type { PreparedEmail } from './emails-input.js';
 
-export async function storeAndEnqueue(
-  deps: { sql: Sql; queues: Queues; logger: Logger },
-  prepared: PreparedEmail[],
-): Promise<void> {
-  if (prepared.length === 0) return;
-  await insertEmails(
-    deps.sql,
-    prepared.map((p) => p.email),
-    prepared.flatMap((p) => p.recipients),
-    prepared.flatMap((p) => p.attachments),
+export interface StoreDeps {
+  sql: Sql;
+  queues: Queues;
+  logger: Logger;
+  prom: PromRecorder;
+  config: { storeConfirmSeconds: number };
+}
+
+/** How long a refused enqueue is tried again in the background before the sweeper is left to it. */
+const ENQUEUE_RETRY_MS = 60_000;
+
+/** The 504 of messages whose storage could not be confirmed. */
+export function outcomeUnknown(ids: (string | null)[]): OutcomeUnknown {
+  const named = ids.filter((id): id is string => id !== null);
+  const what = named.length === 1 ? `Email ${named[0]}` : `Emails ${named.join(', ')}`;
+  return new OutcomeUnknown(
+    ids,
+    `${what} may or may not have been stored (Postgres became unreachable while storing ${named.length === 1 ? 'it' : 'them'}): ` +
+      `GET /emails/${named[0]} tells (404: not stored, send again), or retry with the same Idempotency-Key, which stores ${named.length === 1 ? 'it' : 'each'} once`,
   );
+}
+
+export async function storeAndEnqueue(deps: StoreDeps, source: AcceptSource, prepared: PreparedEmail[]): Promise<void> {
+  if (prepared.length === 0) return;
+  const emailIds = prepared.map((p) => p.email.id);
   try {
-    if (prepared.length === 1) {
-      const p = prepared[0]!;
-      await deps.queues.delivery.add('email', { emailId: p.email.id }, jobOptions(p));
-    } else {
-      await deps.queues.delivery.addBulk(
-        prepared.map((p) => ({ name: 'email', data: { emailId: p.email.id }, opts: jobOptions(p) })),
-      );
-    }
+    await writeConfirmed(
+      () =>
+        insertEmails(
+          deps.sql,
+          prepared.map((p) => p.email),
+          prepared.flatMap((p) => p.recipients),
+          prepared.flatMap((p) => p.attachments),
+        ),
+      {
+        confirmMs: deps.config.storeConfirmSeconds * 1000,
+        onUncertain: (err) =>
+          deps.logger.warn(
+            { event: 'EMAIL_STORE_UNCERTAIN', err, emailIds },
+            'connection lost while storing; running the insert again to learn whether it was stored',
+          ),
+      },
+    );
+  } catch (err) {
+    if (err instanceof OutcomeUnknownError) throw outcomeUnknown(emailIds);
+    throw err;
+  }
+  for (const stream of STREAMS) {
+    const n = prepared.filter((p) => (p.email.stream ?? streamOf(source)) === stream).length;
+    if (n > 0) deps.prom.inc('tern_emails_accepted_total', [source, stream], n);
+  }
+  try {
+    await addJobs(deps.queues, prepared);
   } catch (err) {
     deps.logger.warn(
-      { event: 'EMAIL_ENQUEUE_FAILED', err, emailIds: prepared.map((p) => p.email.id) },
-      'stored emails could not be enqueued; the delivery sweeper will pick them up',
+      { event: 'EMAIL_ENQUEUE_FAILED', err, emailIds },
+      'stored emails could not be enqueued; trying again in the background (the delivery sweeper covers them)',
     );
+    void enqueueLater(deps, prepared);
   }
 }
 
-function jobOptions(p: PreparedEmail) {
-  return p.delay > 0 ? { jobId: p.email.id, delay: p.delay } : { jobId: p.email.id };
+async function addJobs(queues: Queues, prepared: PreparedEmail[]): Promise<void> {
+  const now = Date.now();
+  await queues.delivery.enqueue(prepared.map((p) => request(p, now)));
+}
+
+/** Adds the jobs once Redis answers again; stops when the process closes its queues. */
+async function enqueueLater(deps: StoreDeps, prepared: PreparedEmail[]): Promise<void> {
+  const emailIds = prepared.map((p) => p.email.id);
+  try {
+    await retryTransient(() => addJobs(deps.queues, prepared), {
+      maxMs: ENQUEUE_RETRY_MS,
+      firstDelayMs: 250,
+      stopped: () => deps.queues.delivery.closing !== undefined,
+    });
+    deps.logger.info({ event: 'EMAIL_ENQUEUE_RECOVERED', emailIds }, 'delivery jobs added after a refused enqueue');
+  } catch (err) {
+    deps.logger.warn({ event: 'EMAIL_ENQUEUE_ABANDONED', err, emailIds }, 'left to the delivery sweeper');
+  }
+}
+
+/** The first job of a message: its id is the email id; a scheduled one waits until its time. */
+function request(p: PreparedEmail, now: number): DeliveryRequest {
+  const at = p.email.scheduled_at?.getTime() ?? 0;
+  const e = p.email;
+  const stream = e.stream ?? defaultStream(e.source ?? 'api');
+  return { emailId: e.id, orgId: e.org_id, stream, jobId: e.id, ...(at > now ? { delay: at - now } : {}) };
 }

@@ -12,28 +12,23 @@ import {
   type RecipientRow,
 } from '../../shared/db/emails.js';
 import type { EventRow } from '../../shared/events.js';
-import { ApiError, notFound } from '../../shared/errors.js';
+import { ApiError, notFound, validationError } from '../../shared/errors.js';
 import { isId } from '../../shared/ids.js';
+import { readRawMessage } from '../../shared/mail/raw-message.js';
 import {
-  listEmailsQuerySchema,
-  listEventsQuerySchema,
-  sendEmailSchema,
-  updateEmailSchema,
   type ListEmailsQuery,
+  type RawEmailQuery,
   type SendEmailBody,
   type UpdateEmailBody,
 } from '../schemas/emails.js';
 import type { ApiContext, Handlers } from '../types.js';
-import { bodyValidator, listEnvelope, queryValidator } from '../validate.js';
+import { listEnvelope } from '../validate.js';
 import { batchHandler } from './emails-batch.js';
 import { parseSchedule, precheck, prepareEmail } from './emails-input.js';
 import { storeAndEnqueue } from './emails-send.js';
 import { resolveForSend } from './emails-template.js';
-
-const validateSend = bodyValidator<SendEmailBody>(sendEmailSchema);
-const validateUpdate = bodyValidator<UpdateEmailBody>(updateEmailSchema);
-const validateList = queryValidator<ListEmailsQuery>(listEmailsQuerySchema);
-const validateEvents = queryValidator<{ limit: number; after?: string }>(listEventsQuerySchema);
+import { checkTopic, sendTopics } from './emails-topics.js';
+import { routeBody, routeQuery } from '../route-schemas.js';
 
 export function scopeOf(auth: AuthContext): EmailScope {
   return { orgId: auth.org.id, mode: auth.key.mode, domainIds: auth.key.domainIds };
@@ -57,6 +52,7 @@ function renderListItem(e: EmailRow) {
     subject: e.subject,
     tags: e.tags,
     kind: e.kind,
+    stream: e.stream,
     mode: e.mode,
     status: e.status,
     created_at: e.created_at.toISOString(),
@@ -65,13 +61,19 @@ function renderListItem(e: EmailRow) {
   };
 }
 
-/** An email as GET /emails/{id} shows it: the list item, its content and each recipient's state. */
-function renderEmail(e: EmailRow, recipients: RecipientRow[]) {
+/**
+ * An email as GET /emails/{id} shows it: the list item, its content, where to read its MIME
+ * (GET /emails/{id}/raw, same key) and each recipient's state.
+ */
+function renderEmail(e: EmailRow, recipients: RecipientRow[], baseUrl: string) {
   return {
     ...renderListItem(e),
+    raw_url: `${baseUrl}/api/v1/emails/${e.id}/raw`,
     html: e.html,
     text: e.text,
     template: e.template_id ? { id: e.template_id, slug: e.template_slug, version: e.template_version } : null,
+    // The organization's retention removed the bodies, raw MIME and attachments; the rest stays.
+    ...(e.content_purged_at ? { content: 'purged' as const } : {}),
     recipients: recipients.map((r) => ({
       email: r.email,
       field: r.field,
@@ -106,18 +108,20 @@ async function loadEmail(ctx: ApiContext & { state: { auth: AuthContext } }): Pr
 export const emailHandlers: Handlers = {
   'POST /emails': async (ctx) => {
     const auth = ctx.state.auth;
-    const body = validateSend(ctx.state.body);
+    const body = routeBody<SendEmailBody>(ctx);
     precheck('body', body);
+    checkTopic('body', body.topic_id, await sendTopics(ctx.deps.sql, auth, [body]));
     const template = await resolveForSend(ctx.deps.sql, auth, body);
-    const prepared = prepareEmail('body', body, { auth, now: Date.now(), template });
-    await storeAndEnqueue({ ...ctx.deps, logger: ctx.state.log }, [prepared]);
+    const id = ctx.state.retryIds?.[0];
+    const prepared = prepareEmail('body', body, { auth, now: Date.now(), template, id });
+    await storeAndEnqueue({ ...ctx.deps, logger: ctx.state.log }, 'api', [prepared]);
     ctx.body = { id: prepared.email.id };
   },
 
   'POST /emails/batch': batchHandler,
 
   'GET /emails': async (ctx) => {
-    const q = validateList(ctx.query);
+    const q = routeQuery<ListEmailsQuery>(ctx);
     const [tagName, tagValue] = q.tag ? q.tag.split(':', 2) : [];
     const rows = await listEmails(
       ctx.deps.sql,
@@ -125,6 +129,7 @@ export const emailHandlers: Handlers = {
       {
         status: q.status,
         kind: q.kind,
+        stream: q.stream,
         tag: tagName ? { name: tagName, value: tagValue } : undefined,
         to: q.to?.toLowerCase(),
         createdAfter: q.created_after ? new Date(q.created_after) : undefined,
@@ -137,18 +142,37 @@ export const emailHandlers: Handlers = {
 
   'GET /emails/:id': async (ctx) => {
     const email = await loadEmail(ctx);
-    ctx.body = renderEmail(email, await listRecipients(ctx.deps.sql, email.id));
+    ctx.body = renderEmail(email, await listRecipients(ctx.deps.sql, email.id), ctx.deps.config.baseUrl);
+  },
+
+  'GET /emails/:id/raw': async (ctx) => {
+    const q = routeQuery<RawEmailQuery>(ctx);
+    const email = await loadEmail(ctx);
+    if (email.content_purged_at) throw new ApiError('not_found', 'The content of this email was purged (retention)');
+    const found = await readRawMessage(ctx.deps, email.id, q.recipient ?? null);
+    if (!found.ok && found.reason === 'unknown_recipient') {
+      throw validationError(`recipient: ${q.recipient} is not a recipient of email ${email.id}`);
+    }
+    if (!found.ok) throw notFound('Email');
+    const { message } = found;
+    const brand = ctx.deps.config.brand;
+    ctx.set(`${brand}-raw-source`, message.source);
+    ctx.set(`${brand}-envelope-to`, message.envelopeTo.join(', '));
+    if (message.envelopeFrom) ctx.set(`${brand}-envelope-from`, message.envelopeFrom);
+    ctx.set('content-disposition', `inline; filename="${email.id}.eml"`);
+    ctx.type = 'message/rfc822';
+    ctx.body = message.raw;
   },
 
   'GET /emails/:id/events': async (ctx) => {
-    const q = validateEvents(ctx.query);
+    const q = routeQuery<{ limit: number; after?: string }>(ctx);
     const email = await loadEmail(ctx);
     const rows = await listEmailEvents(ctx.deps.sql, email.id, q);
     ctx.body = listEnvelope(rows, q.limit, renderEvent);
   },
 
   'PATCH /emails/:id': async (ctx) => {
-    const body = validateUpdate(ctx.state.body);
+    const body = routeBody<UpdateEmailBody>(ctx);
     const email = await loadEmail(ctx);
     const now = Date.now();
     const at = parseSchedule('body.scheduled_at', body.scheduled_at, now);
@@ -158,7 +182,7 @@ export const emailHandlers: Handlers = {
         'invalid_state',
         `Email ${email.id} is ${email.status}; only a scheduled email can be rescheduled`,
       );
-    await moveJob(ctx, email.id, at.getTime() - now);
+    await moveJob(ctx, email, at.getTime() - now);
     ctx.body = { object: 'email', id: email.id };
   },
 
@@ -177,23 +201,26 @@ export const emailHandlers: Handlers = {
  * Moves the delayed job. If the job is gone (Redis lost it) a new one is added; if it already
  * became active the worker sees `scheduled_at` in the future and re-delays it.
  */
-async function moveJob(ctx: ApiContext, emailId: string, delay: number): Promise<void> {
+async function moveJob(ctx: ApiContext, email: EmailRow, delay: number): Promise<void> {
   const queue = ctx.deps.queues.delivery;
+  const emailId = email.id;
   try {
     const job = await queue.getJob(emailId);
     if (job && (await job.isDelayed())) {
       await job.changeDelay(delay);
       return;
     }
-    if (job) await job.remove().catch(() => undefined);
-    await queue.add('email', { emailId }, { jobId: emailId, delay });
+    // A job that cannot be removed (a worker is running it) would make the add below a no-op: the
+    // failure is logged below, and the sweeper delivers at the stored time.
+    if (job) await job.remove();
+    await queue.enqueue([{ emailId, orgId: email.org_id, stream: email.stream, jobId: emailId, delay }]);
   } catch (err) {
     ctx.state.log.warn({ event: 'EMAIL_RESCHEDULE_JOB_FAILED', err, emailId }, 'delivery job not moved; sweeper will');
   }
 }
 
 /** Removes the job of a canceled email; a job that cannot be removed finds the email canceled. */
-async function dropJob(ctx: ApiContext, emailId: string): Promise<void> {
+export async function dropJob(ctx: ApiContext, emailId: string): Promise<void> {
   try {
     const job = await ctx.deps.queues.delivery.getJob(emailId);
     if (job) await job.remove();

@@ -5,16 +5,14 @@ import { ensureContact, findContact } from '../../shared/db/contacts.js';
 import { insertContactEvent } from '../../shared/db/contact-events.js';
 import { validationError } from '../../shared/errors.js';
 import { isId } from '../../shared/ids.js';
-import { postEventSchema, type PostEventBody } from '../schemas/events.js';
+import { type PostEventBody } from '../schemas/events.js';
 import type { Handlers } from '../types.js';
-import { bodyValidator } from '../validate.js';
-
-const validatePost = bodyValidator<PostEventBody>(postEventSchema);
+import { routeBody } from '../route-schemas.js';
 
 export const eventHandlers: Handlers = {
   'POST /events': async (ctx) => {
     const auth = ctx.state.auth;
-    const body = validatePost(ctx.state.body);
+    const body = routeBody<PostEventBody>(ctx);
     if ((body.email === undefined) === (body.contact_id === undefined)) {
       throw validationError('body.email or body.contact_id is required (exactly one of them)');
     }

@@ -2,21 +2,17 @@
 // message/rfc822 body, authenticated by the install's INBOUND_SECRET (not an API key). The
 // message is routed by its envelope recipients (X-Tern-Rcpt-To header, comma-separated, else
 // the To/Cc headers) exactly as the MX routes RCPT TO, stored, and enqueued for the same worker.
-import { timingSafeEqual } from 'node:crypto';
+import { isIP } from 'node:net';
 import type Koa from 'koa';
-import { enqueueInbound, routeRecipient } from '../smtp/mx-server.js';
 import { insertInbound } from '../../shared/db/inbound.js';
 import { ApiError } from '../../shared/errors.js';
-import { readRaw } from '../middleware/body.js';
+import { enqueueInbound } from '../../shared/inbound-jobs.js';
+import { sameSecret } from '../../shared/same-secret.js';
+import { routeRecipient } from '../../shared/inbound-routing.js';
+import { mediaType, readRaw } from '../middleware/body.js';
 import type { ApiCustom, ApiState } from '../types.js';
 
 export const INTAKE_PATH = '/api/v1/inbound/raw';
-
-function secretMatches(given: string, expected: string): boolean {
-  const a = Buffer.from(given);
-  const b = Buffer.from(expected);
-  return a.length === b.length && timingSafeEqual(a, b);
-}
 
 function recipientsOf(ctx: Koa.ParameterizedContext<ApiState, ApiCustom>, raw: Buffer): string[] {
   const given = ctx.get('x-tern-rcpt-to');
@@ -35,13 +31,17 @@ function recipientsOf(ctx: Koa.ParameterizedContext<ApiState, ApiCustom>, raw: B
   return out;
 }
 
+function clientIp(ctx: Koa.ParameterizedContext<ApiState, ApiCustom>): string | null {
+  const given = ctx.get('x-tern-client-ip').trim();
+  return given && isIP(given) ? given : null;
+}
+
+/** The handler of POST INTAKE_PATH (routed by api/dispatch.ts). */
 export function inboundIntake(): Koa.Middleware<ApiState, ApiCustom> {
-  return async (ctx, next) => {
-    if (ctx.path !== INTAKE_PATH) return await next();
-    if (ctx.method !== 'POST') throw new ApiError('method_not_allowed', 'Use POST');
+  return async (ctx) => {
     const { config, sql, queues, logger } = ctx.deps;
     const m = /^Bearer +(\S+)$/i.exec(ctx.get('authorization'));
-    if (!config.inboundSecret || !m || !secretMatches(m[1]!, config.inboundSecret)) {
+    if (!config.inboundSecret || !m || !sameSecret(m[1]!, config.inboundSecret)) {
       throw new ApiError(
         'unauthorized',
         config.inboundSecret
@@ -49,14 +49,14 @@ export function inboundIntake(): Koa.Middleware<ApiState, ApiCustom> {
           : 'The HTTP inbound intake is disabled (INBOUND_SECRET is not set)',
       );
     }
-    if (ctx.request.type !== 'message/rfc822') {
+    if (mediaType(ctx) !== 'message/rfc822') {
       throw new ApiError('unsupported_media_type', 'Body must be message/rfc822');
     }
     const raw = await readRaw(ctx.req as never, config.inboundMaxBytes);
     if (raw.length === 0) throw new ApiError('validation_error', 'Empty message');
     const byOrg = new Map<string, { orgId: string; domainId: string; rcpts: string[] }>();
     for (const rcpt of recipientsOf(ctx, raw)) {
-      const route = await routeRecipient({ config, sql, queues, logger }, rcpt);
+      const route = await routeRecipient({ config, sql, logger }, rcpt);
       if (!route) continue;
       const entry = byOrg.get(route.orgId) ?? { orgId: route.orgId, domainId: route.domainId, rcpts: [] };
       entry.rcpts.push(rcpt);
@@ -75,7 +75,10 @@ export function inboundIntake(): Koa.Middleware<ApiState, ApiCustom> {
             source: 'http',
             mailFrom: ctx.get('x-tern-mail-from') || null,
             rcptTo: e.rcpts,
-            remoteAddress: ctx.ip,
+            // The sending client's address and EHLO name, when the MX in front passes them on:
+            // what SPF is checked against (the intake's own caller is not the sender).
+            remoteAddress: clientIp(ctx),
+            helo: ctx.get('x-tern-helo') || null,
             raw,
           }),
         );

@@ -1,8 +1,11 @@
 // The literal list of route handler sets. Each key must match a row of shared/permissions.ts.
 import type { Handlers } from '../types.js';
+import { auditLogHandlers } from './audit-log.js';
 import { automationHandlers } from './automations.js';
 import { broadcastHandlers } from './broadcasts.js';
 import { subscriptionHandlers } from './contact-subscriptions.js';
+import { contactExportHandlers } from './contact-exports.js';
+import { contactImportHandlers } from './contact-imports.js';
 import { contactHandlers } from './contacts.js';
 import { domainHandlers } from './domains.js';
 import { emailHandlers } from './emails.js';
@@ -12,6 +15,7 @@ import { keyHandlers } from './keys.js';
 import { metricsHandlers } from './metrics.js';
 import { organizationHandlers } from './organization.js';
 import { segmentHandlers } from './segments.js';
+import { suppressionBulkHandlers } from './suppressions-bulk.js';
 import { suppressionHandlers } from './suppressions.js';
 import { templateHandlers } from './templates.js';
 import { topicHandlers } from './topics.js';
@@ -24,10 +28,14 @@ export const allHandlers: Handlers = {
   ...inboundHandlers,
   ...metricsHandlers,
   ...organizationHandlers,
+  ...auditLogHandlers,
   ...suppressionHandlers,
+  ...suppressionBulkHandlers,
   ...templateHandlers,
   ...webhookHandlers,
   ...contactHandlers,
+  ...contactImportHandlers,
+  ...contactExportHandlers,
   ...subscriptionHandlers,
   ...topicHandlers,
   ...segmentHandlers,

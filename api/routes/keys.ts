@@ -3,19 +3,10 @@ import { allowedDomains, isRestricted, type AuthContext } from '../../shared/aut
 import { getKey, listKeys, mintKey, revokeKey, rotateKeyToken, type KeyRow } from '../../shared/db/keys.js';
 import { ApiError, notFound, validationError } from '../../shared/errors.js';
 import { mintToken, permits } from '../../shared/keys.js';
-import {
-  createKeySchema,
-  listKeysQuerySchema,
-  rotateKeySchema,
-  type CreateKeyBody,
-  type RotateKeyBody,
-} from '../schemas/keys.js';
+import { type CreateKeyBody, type RotateKeyBody } from '../schemas/keys.js';
 import type { Handlers } from '../types.js';
-import { bodyValidator, listEnvelope, queryValidator, type Pagination } from '../validate.js';
-
-const validateCreate = bodyValidator<CreateKeyBody>(createKeySchema);
-const validateRotate = bodyValidator<RotateKeyBody>(rotateKeySchema);
-const validateList = queryValidator<Pagination>(listKeysQuerySchema);
+import { listEnvelope, type Pagination } from '../validate.js';
+import { routeBody, routeQuery } from '../route-schemas.js';
 
 function domainNames(auth: AuthContext, ids: string[]): string[] {
   return auth.domains.filter((d) => ids.includes(d.id)).map((d) => d.name);
@@ -86,7 +77,7 @@ export const keyHandlers: Handlers = {
 
   'POST /keys': async (ctx) => {
     const auth = ctx.state.auth;
-    const body = validateCreate(ctx.state.body);
+    const body = routeBody<CreateKeyBody>(ctx);
     if (body.permission === 'ADMIN') {
       throw new ApiError('forbidden', 'ADMIN keys are minted in the console, not through the API');
     }
@@ -118,7 +109,7 @@ export const keyHandlers: Handlers = {
 
   'GET /keys': async (ctx) => {
     const auth = ctx.state.auth;
-    const q = validateList(ctx.query);
+    const q = routeQuery<Pagination>(ctx);
     const rows = await listKeys(ctx.deps.sql, auth.org.id, q);
     ctx.body = listEnvelope(rows, q.limit, (k) => render(auth, k));
   },
@@ -143,7 +134,7 @@ export const keyHandlers: Handlers = {
 
   'POST /keys/:id/rotate': async (ctx) => {
     const auth = ctx.state.auth;
-    const body = validateRotate(ctx.state.body);
+    const body = routeBody<RotateKeyBody>(ctx);
     const { sql, config } = ctx.deps;
     const key = await getKey(sql, auth.org.id, ctx.params.id!);
     if (!key) throw notFound('API key');

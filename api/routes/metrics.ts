@@ -7,11 +7,9 @@ import { normalizeDomainName } from '../../shared/mail/domain-name.js';
 import { FACET_FIELDS, SERIES_FIELDS } from '../../shared/metrics/counters.js';
 import { metricsReport } from '../../shared/metrics/report.js';
 import { toCsv } from '../../shared/metrics/csv.js';
-import { metricsQuerySchema, type MetricsQuery } from '../schemas/metrics.js';
+import { type MetricsQuery } from '../schemas/metrics.js';
 import type { Handlers } from '../types.js';
-import { queryValidator } from '../validate.js';
-
-const validateQuery = queryValidator<MetricsQuery>(metricsQuerySchema);
+import { routeQuery } from '../route-schemas.js';
 
 /** The domain the query names, as this key may read it; null = organization total. */
 function resolveDomain(auth: AuthContext, ref: string | undefined): AuthDomain | null {
@@ -31,7 +29,7 @@ function resolveDomain(auth: AuthContext, ref: string | undefined): AuthDomain |
 
 export const metricsHandlers: Handlers = {
   'GET /metrics': async (ctx) => {
-    const q = validateQuery(ctx.query);
+    const q = routeQuery<MetricsQuery>(ctx);
     if (q.key !== undefined && q.facet === undefined) throw validationError('query.key requires query.facet');
     const auth = ctx.state.auth;
     const domain = resolveDomain(auth, q.domain);

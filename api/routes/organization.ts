@@ -9,11 +9,10 @@ import {
   type OrgSettingsPatch,
 } from '../../shared/db/orgs.js';
 import { notFound, validationError } from '../../shared/errors.js';
-import { updateOrganizationSchema, type UpdateOrganizationBody } from '../schemas/organization.js';
+import { fireOrgEvent } from '../../shared/org-events.js';
+import { type UpdateOrganizationBody } from '../schemas/organization.js';
 import type { Handlers } from '../types.js';
-import { bodyValidator } from '../validate.js';
-
-const validateUpdate = bodyValidator<UpdateOrganizationBody>(updateOrganizationSchema);
+import { routeBody } from '../route-schemas.js';
 
 export function renderOrganization(o: OrgRow) {
   return {
@@ -26,6 +25,7 @@ export function renderOrganization(o: OrgRow) {
     rate_limit: { requests_per_second: o.rate_limit_per_second, burst: o.rate_limit_burst },
     daily_cap: o.daily_cap,
     alert_rules: o.alert_rules,
+    retention: { content_days: o.retention_content_days, events_days: o.retention_events_days },
     created_at: o.created_at.toISOString(),
     updated_at: o.updated_at.toISOString(),
   };
@@ -65,6 +65,8 @@ function toColumns(current: OrgRow, body: UpdateOrganizationBody): OrgSettingsPa
     rate_limit_burst: body.rate_limit?.burst,
     daily_cap: body.daily_cap,
     alert_rules: body.alert_rules,
+    retention_content_days: body.retention?.content_days,
+    retention_events_days: body.retention?.events_days,
   };
 }
 
@@ -77,7 +79,7 @@ export const organizationHandlers: Handlers = {
 
   'PATCH /organization': async (ctx) => {
     const auth = ctx.state.auth;
-    const body = validateUpdate(ctx.state.body);
+    const body = routeBody<UpdateOrganizationBody>(ctx);
     const { before, after } = await ctx.deps.sql.begin(async (tx) => {
       const current = await getOrgForUpdate(tx, auth.org.id);
       if (!current) throw notFound('Organization');
@@ -86,6 +88,16 @@ export const organizationHandlers: Handlers = {
     if (!after) throw notFound('Organization');
     await ctx.deps.auth.invalidateOrg(auth.org.id);
     if (before.sending_paused !== after.sending_paused) {
+      const paused = after.sending_paused;
+      ctx.state.audit = { action: paused ? 'organization.paused' : 'organization.resumed' };
+      await fireOrgEvent(ctx.deps, {
+        orgId: after.id,
+        type: paused ? 'organization.paused' : 'organization.resumed',
+        data: {
+          ...(paused ? { reason: after.sending_paused_reason } : {}),
+          by: { type: 'key', id: auth.key.id },
+        },
+      });
       ctx.state.log.info(
         {
           event: after.sending_paused ? 'ORG_SENDING_PAUSED' : 'ORG_SENDING_RESUMED',

@@ -16,21 +16,11 @@ import {
 import { findTopics } from '../../shared/db/topics.js';
 import { notFound, validationError } from '../../shared/errors.js';
 import { checkFilter, topicPath, type SegmentFilter } from '../../shared/segment-filter.js';
-import {
-  createSegmentSchema,
-  patchSegmentSchema,
-  segmentListQuerySchema,
-  type CreateSegmentBody,
-  type PatchSegmentBody,
-  type SegmentListQuery,
-} from '../schemas/segments.js';
+import { type CreateSegmentBody, type PatchSegmentBody, type SegmentListQuery } from '../schemas/segments.js';
 import type { Handlers } from '../types.js';
-import { bodyValidator, listEnvelope, queryValidator } from '../validate.js';
+import { listEnvelope } from '../validate.js';
 import { renderContact } from './contacts-render.js';
-
-const validateCreate = bodyValidator<CreateSegmentBody>(createSegmentSchema);
-const validatePatch = bodyValidator<PatchSegmentBody>(patchSegmentSchema);
-const validateList = queryValidator<SegmentListQuery>(segmentListQuerySchema);
+import { routeBody, routeQuery } from '../route-schemas.js';
 
 function render(s: SegmentRow) {
   return {
@@ -61,7 +51,7 @@ async function segmentOr404(db: Db, auth: AuthContext, id: string): Promise<Segm
 export const segmentHandlers: Handlers = {
   'POST /segments': async (ctx) => {
     const auth = ctx.state.auth;
-    const body = validateCreate(ctx.state.body);
+    const body = routeBody<CreateSegmentBody>(ctx);
     await checkSegmentFilter(ctx.deps.sql, auth, body.filter);
     const segment = await insertSegment(ctx.deps.sql, { orgId: auth.org.id, name: body.name, filter: body.filter });
     ctx.status = 201;
@@ -69,7 +59,7 @@ export const segmentHandlers: Handlers = {
   },
 
   'GET /segments': async (ctx) => {
-    const q = validateList(ctx.query);
+    const q = routeQuery<SegmentListQuery>(ctx);
     const rows = await listSegments(ctx.deps.sql, ctx.state.auth.org.id, q);
     ctx.body = listEnvelope(rows, q.limit, render);
   },
@@ -80,7 +70,7 @@ export const segmentHandlers: Handlers = {
 
   'PATCH /segments/:id': async (ctx) => {
     const auth = ctx.state.auth;
-    const body = validatePatch(ctx.state.body);
+    const body = routeBody<PatchSegmentBody>(ctx);
     if (body.filter !== undefined) await checkSegmentFilter(ctx.deps.sql, auth, body.filter);
     const segment = await updateSegment(ctx.deps.sql, auth.org.id, ctx.params.id!, body);
     if (!segment) throw notFound('Segment');
@@ -95,9 +85,9 @@ export const segmentHandlers: Handlers = {
 
   'GET /segments/:id/contacts': async (ctx) => {
     const auth = ctx.state.auth;
-    const q = validateList(ctx.query);
+    const q = routeQuery<SegmentListQuery>(ctx);
     const segment = await segmentOr404(ctx.deps.sql, auth, ctx.params.id!);
-    const rows = await listSegmentContacts(ctx.deps.sql, auth.org.id, segment.filter, q);
+    const rows = await listSegmentContacts(ctx.deps.sql, auth.org.id, segment, q);
     ctx.body = listEnvelope(rows, q.limit, renderContact);
   },
 };

@@ -17,19 +17,10 @@ import {
 import type { Db } from '../../shared/db/pool.js';
 import { ApiError, notFound, validationError } from '../../shared/errors.js';
 import { checkTemplateSource, slugify } from '../../shared/templates.js';
-import {
-  createTemplateSchema,
-  listTemplatesQuerySchema,
-  updateTemplateSchema,
-  type CreateTemplateBody,
-  type TemplateDraftBody,
-} from '../schemas/templates.js';
+import { type CreateTemplateBody, type TemplateDraftBody } from '../schemas/templates.js';
 import type { Handlers } from '../types.js';
-import { bodyValidator, listEnvelope, queryValidator, type Pagination } from '../validate.js';
-
-const validateCreate = bodyValidator<CreateTemplateBody>(createTemplateSchema);
-const validateUpdate = bodyValidator<TemplateDraftBody>(updateTemplateSchema);
-const validateList = queryValidator<Pagination>(listTemplatesQuerySchema);
+import { listEnvelope, type Pagination } from '../validate.js';
+import { routeBody, routeQuery } from '../route-schemas.js';
 
 function renderVariables(vars: TemplateVariable[]) {
   return vars.map((v) => ({ key: v.key, type: v.type, fallback_value: v.fallback_value ?? null }));
@@ -106,7 +97,7 @@ function checkPublishable(draft: TemplateRow): void {
 export const templateHandlers: Handlers = {
   'POST /templates': async (ctx) => {
     const orgId = ctx.state.auth.org.id;
-    const body = validateCreate(ctx.state.body);
+    const body = routeBody<CreateTemplateBody>(ctx);
     const p = draftPatch(body);
     const content: TemplateContent = {
       subject: p.subject ?? null,
@@ -129,7 +120,7 @@ export const templateHandlers: Handlers = {
   },
 
   'GET /templates': async (ctx) => {
-    const q = validateList(ctx.query);
+    const q = routeQuery<Pagination>(ctx);
     const rows = await listTemplates(ctx.deps.sql, ctx.state.auth.org.id, q);
     ctx.body = listEnvelope(rows, q.limit, render);
   },
@@ -142,7 +133,7 @@ export const templateHandlers: Handlers = {
 
   'PATCH /templates/:id': async (ctx) => {
     const orgId = ctx.state.auth.org.id;
-    const body = validateUpdate(ctx.state.body);
+    const body = routeBody<TemplateDraftBody>(ctx);
     const { sql } = ctx.deps;
     const current = await findTemplate(sql, orgId, ctx.params.id!);
     if (!current) throw notFound('Template');

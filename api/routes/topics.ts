@@ -2,20 +2,10 @@
 // what a contact without an explicit choice receives: opt_in = subscribed, opt_out = not.
 import { deleteTopic, findTopic, insertTopic, listTopics, updateTopic, type TopicRow } from '../../shared/db/topics.js';
 import { notFound } from '../../shared/errors.js';
-import {
-  createTopicSchema,
-  listTopicsQuerySchema,
-  patchTopicSchema,
-  type CreateTopicBody,
-  type ListTopicsQuery,
-  type PatchTopicBody,
-} from '../schemas/topics.js';
+import { type CreateTopicBody, type ListTopicsQuery, type PatchTopicBody } from '../schemas/topics.js';
 import type { Handlers } from '../types.js';
-import { bodyValidator, listEnvelope, queryValidator } from '../validate.js';
-
-const validateCreate = bodyValidator<CreateTopicBody>(createTopicSchema);
-const validatePatch = bodyValidator<PatchTopicBody>(patchTopicSchema);
-const validateList = queryValidator<ListTopicsQuery>(listTopicsQuerySchema);
+import { listEnvelope } from '../validate.js';
+import { routeBody, routeQuery } from '../route-schemas.js';
 
 function render(t: TopicRow) {
   return {
@@ -30,7 +20,7 @@ function render(t: TopicRow) {
 
 export const topicHandlers: Handlers = {
   'POST /topics': async (ctx) => {
-    const body = validateCreate(ctx.state.body);
+    const body = routeBody<CreateTopicBody>(ctx);
     const topic = await insertTopic(ctx.deps.sql, {
       orgId: ctx.state.auth.org.id,
       name: body.name,
@@ -42,7 +32,7 @@ export const topicHandlers: Handlers = {
   },
 
   'GET /topics': async (ctx) => {
-    const q = validateList(ctx.query);
+    const q = routeQuery<ListTopicsQuery>(ctx);
     const rows = await listTopics(ctx.deps.sql, ctx.state.auth.org.id, q);
     ctx.body = listEnvelope(rows, q.limit, render);
   },
@@ -54,7 +44,7 @@ export const topicHandlers: Handlers = {
   },
 
   'PATCH /topics/:id': async (ctx) => {
-    const body = validatePatch(ctx.state.body);
+    const body = routeBody<PatchTopicBody>(ctx);
     const topic = await updateTopic(ctx.deps.sql, ctx.state.auth.org.id, ctx.params.id!, {
       name: body.name,
       description: body.description,

@@ -3,10 +3,10 @@
 // kind is 404, so /t/c never redirects anywhere the message did not link to. Opens and clicks
 // answer even when recording fails (a reader must never see an error for our bookkeeping);
 // an unsubscribe POST fails loudly instead, so the mailbox provider retries it.
-import Router from '@koa/router';
 import { recordTrackingHit, verifyTrackingToken, type TrackingPayload } from '../../shared/tracking.js';
-import { readRaw } from '../middleware/body.js';
-import type { ApiContext, ApiCustom, ApiState } from '../types.js';
+import { mediaType, readRaw } from '../middleware/body.js';
+import type { Area } from '../router.js';
+import type { ApiContext } from '../types.js';
 import { unsubscribePage } from './tracking-pages.js';
 
 // A 1×1 transparent GIF (43 bytes).
@@ -95,7 +95,7 @@ async function unsubscribeOneClick(ctx: ApiContext): Promise<void> {
   if (!p) return notFound(ctx);
   const raw = (await readRaw(ctx.req as never, UNSUBSCRIBE_BODY_LIMIT)).toString('utf8');
   const brand = ctx.deps.config.brand;
-  if (!isOneClick(ctx.request.type, raw)) {
+  if (!isOneClick(mediaType(ctx), raw)) {
     return htmlPage(ctx, 400, unsubscribePage({ state: 'bad_request', action: ctx.path, brand }));
   }
   const hit = await recordTrackingHit(ctx.deps, p);
@@ -103,11 +103,15 @@ async function unsubscribeOneClick(ctx: ApiContext): Promise<void> {
   htmlPage(ctx, 200, unsubscribePage({ state: 'done', action: ctx.path, brand }));
 }
 
-export function trackingRouter(): Router<ApiState, ApiCustom> {
-  const router = new Router<ApiState, ApiCustom>({ prefix: '/t' });
-  router.get('/o/:token', openPixel as never);
-  router.get('/c/:token', clickRedirect as never);
-  router.get('/u/:token', unsubscribeConfirm as never);
-  router.post('/u/:token', unsubscribeOneClick as never);
-  return router;
+/** The tracking links' routes for the one router (api/router.ts). */
+export function trackingArea(): Area {
+  return {
+    prefix: '/t',
+    routes: [
+      { method: 'GET', path: '/t/o/:token', run: openPixel },
+      { method: 'GET', path: '/t/c/:token', run: clickRedirect },
+      { method: 'GET', path: '/t/u/:token', run: unsubscribeConfirm },
+      { method: 'POST', path: '/t/u/:token', run: unsubscribeOneClick },
+    ],
+  };
 }

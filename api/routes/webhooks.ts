@@ -1,32 +1,19 @@
 // Webhook endpoints (DESIGN §5 Webhooks, §7): management (ADMIN, live), the deliveries log,
 // manual retry and test sends. The signing secret is shown only on create and rotate.
-import {
-  insertTestDelivery,
-  listDeliveries,
-  requeueDelivery,
-  type ListedDelivery,
-} from '../../shared/db/webhook-deliveries.js';
+import { listDeliveries, type ListedDelivery } from '../../shared/db/webhook-deliveries.js';
 import {
   deleteWebhook,
   getWebhook,
-  insertWebhook,
   listWebhooks,
   rotateWebhookSecret,
   updateWebhook,
   type WebhookRow,
 } from '../../shared/db/webhooks.js';
-import { ApiError, notFound } from '../../shared/errors.js';
+import { notFound } from '../../shared/errors.js';
 import { EVENT_TYPES } from '../../shared/events.js';
-import { newId } from '../../shared/ids.js';
-import { sampleEnvelope, serialise } from '../../shared/webhook-payload.js';
-import { checkWebhookUrl, enqueueDeliveries, enqueueNow, newSigningSecret } from '../../shared/webhooks.js';
+import { createEndpoint, retryDelivery, sendTestEvent } from '../../shared/webhooks/manage.js';
+import { checkWebhookUrl, newSigningSecret } from '../../shared/webhooks/rules.js';
 import {
-  createWebhookSchema,
-  listDeliveriesQuerySchema,
-  listWebhooksQuerySchema,
-  rotateSecretSchema,
-  testWebhookSchema,
-  updateWebhookSchema,
   type CreateWebhookBody,
   type ListDeliveriesQuery,
   type RotateSecretBody,
@@ -34,14 +21,8 @@ import {
   type UpdateWebhookBody,
 } from '../schemas/webhooks.js';
 import type { ApiContext, Handlers } from '../types.js';
-import { bodyValidator, listEnvelope, queryValidator, type Pagination } from '../validate.js';
-
-const validateCreate = bodyValidator<CreateWebhookBody>(createWebhookSchema);
-const validateUpdate = bodyValidator<UpdateWebhookBody>(updateWebhookSchema);
-const validateRotate = bodyValidator<RotateSecretBody>(rotateSecretSchema);
-const validateTest = bodyValidator<TestWebhookBody>(testWebhookSchema);
-const validateList = queryValidator<Pagination>(listWebhooksQuerySchema);
-const validateDeliveries = queryValidator<ListDeliveriesQuery>(listDeliveriesQuerySchema);
+import { listEnvelope, type Pagination } from '../validate.js';
+import { routeBody, routeQuery } from '../route-schemas.js';
 
 const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
 
@@ -96,21 +77,19 @@ async function loadOwn(ctx: ApiContext & { state: { auth: { org: { id: string } 
 
 export const webhookHandlers: Handlers = {
   'POST /webhooks': async (ctx) => {
-    const body = validateCreate(ctx.state.body);
-    const url = checkWebhookUrl(body.url, ctx.deps.config.webhookAllowPrivate);
-    const w = await insertWebhook(ctx.deps.sql, {
+    const body = routeBody<CreateWebhookBody>(ctx);
+    const w = await createEndpoint(ctx.deps.sql, ctx.deps.config.webhookAllowPrivate, {
       orgId: ctx.state.auth.org.id,
-      url,
+      url: body.url,
       events: body.events ?? [...EVENT_TYPES],
       description: body.description ?? null,
-      secret: newSigningSecret(),
     });
     ctx.status = 201;
     ctx.body = { ...render(w), signing_secret: w.signing_secret };
   },
 
   'GET /webhooks': async (ctx) => {
-    const q = validateList(ctx.query);
+    const q = routeQuery<Pagination>(ctx);
     const rows = await listWebhooks(ctx.deps.sql, ctx.state.auth.org.id, q);
     ctx.body = listEnvelope(rows, q.limit, render);
   },
@@ -120,7 +99,7 @@ export const webhookHandlers: Handlers = {
   },
 
   'PATCH /webhooks/:id': async (ctx) => {
-    const body = validateUpdate(ctx.state.body);
+    const body = routeBody<UpdateWebhookBody>(ctx);
     const url = body.url === undefined ? undefined : checkWebhookUrl(body.url, ctx.deps.config.webhookAllowPrivate);
     const w = await updateWebhook(ctx.deps.sql, ctx.state.auth.org.id, ctx.params.id!, {
       ...(url !== undefined ? { url } : {}),
@@ -139,7 +118,7 @@ export const webhookHandlers: Handlers = {
   },
 
   'POST /webhooks/:id/rotate-secret': async (ctx) => {
-    const body = validateRotate(ctx.state.body);
+    const body = routeBody<RotateSecretBody>(ctx);
     const w = await rotateWebhookSecret(
       ctx.deps.sql,
       ctx.state.auth.org.id,
@@ -152,36 +131,21 @@ export const webhookHandlers: Handlers = {
   },
 
   'GET /webhooks/:id/deliveries': async (ctx) => {
-    const q = validateDeliveries(ctx.query);
+    const q = routeQuery<ListDeliveriesQuery>(ctx);
     const w = await loadOwn(ctx);
     const rows = await listDeliveries(ctx.deps.sql, w.id, q);
     ctx.body = listEnvelope(rows, q.limit, renderDelivery);
   },
 
   'POST /webhooks/:id/deliveries/:delivery_id/retry': async (ctx) => {
-    const w = await loadOwn(ctx);
-    if (w.status !== 'enabled')
-      throw new ApiError('invalid_state', 'Enable the webhook before retrying its deliveries');
-    const d = await requeueDelivery(ctx.deps.sql, w.id, ctx.params.delivery_id!);
-    if (!d) throw notFound('Delivery');
-    await enqueueNow(ctx.deps.queues, { id: d.id, webhookId: d.webhook_id });
+    const d = await retryDelivery(ctx.deps, await loadOwn(ctx), ctx.params.delivery_id!);
     ctx.status = 202;
     ctx.body = { object: 'webhook_delivery', id: d.id, status: d.status, next_attempt_at: iso(d.next_attempt_at) };
   },
 
   'POST /webhooks/:id/test': async (ctx) => {
-    const body = validateTest(ctx.state.body);
-    const w = await loadOwn(ctx);
-    if (w.status !== 'enabled') throw new ApiError('invalid_state', 'Enable the webhook before sending a test event');
-    const eventId = newId('evt');
-    const d = await insertTestDelivery(ctx.deps.sql, {
-      webhookId: w.id,
-      orgId: w.org_id,
-      eventId,
-      eventType: body.type,
-      body: serialise(sampleEnvelope(body.type, eventId)),
-    });
-    await enqueueDeliveries(ctx.deps.queues, [{ id: d.id, webhookId: d.webhook_id }]);
+    const body = routeBody<TestWebhookBody>(ctx);
+    const { delivery: d, eventId } = await sendTestEvent(ctx.deps, await loadOwn(ctx), body.type);
     ctx.status = 202;
     ctx.body = { object: 'webhook_delivery', id: d.id, event_id: eventId, event_type: body.type, status: d.status };
   },

@@ -32,7 +32,7 @@ const nullable = (s: object) => ({ anyOf: [s, { type: 'null' }] });
 const idString = { type: 'string', minLength: 1, maxLength: 64 } as const;
 
 const fields = {
-  name: nullable({ type: 'string', maxLength: 256 }),
+  name: nullable({ type: 'string', maxLength: 256, format: 'label' }),
   from: { type: 'string', minLength: 1, maxLength: 512 },
   subject: nullable({ type: 'string', maxLength: 998 }),
   html: nullable({ type: 'string', maxLength: 5 * 1024 * 1024 }),
@@ -54,7 +54,7 @@ const fields = {
   // A string or an array of strings: checked in broadcasts-input.ts.
   reply_to: {},
   preview_text: nullable({ type: 'string', maxLength: 500 }),
-  kind: nullable({ type: 'string', minLength: 1, maxLength: 64 }),
+  kind: nullable({ type: 'string', minLength: 1, maxLength: 64, format: 'label' }),
   scheduled_at: nullable({ type: 'string', minLength: 1, maxLength: 64 }),
 } as const;
 

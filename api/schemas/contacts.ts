@@ -5,10 +5,10 @@ import type { Subscription } from '../../shared/db/topics.js';
 import { PROPERTY_NAME } from '../../shared/segment-filter.js';
 import { paginationProperties, type Pagination } from '../validate.js';
 
-const name = { type: ['string', 'null'], maxLength: 256 } as const;
+const name = { type: ['string', 'null'], maxLength: 256, format: 'label' } as const;
 
 /** Free-form contact properties: flat scalars, bounded in number and size. */
-const properties = {
+export const properties = {
   type: 'object',
   maxProperties: 50,
   propertyNames: { pattern: PROPERTY_NAME },

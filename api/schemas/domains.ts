@@ -1,4 +1,5 @@
 // Request schemas of the domain routes (DESIGN §5).
+import { MAX_ROUTES, type InboundRoute } from '../../shared/domains/inbound-routes.js';
 import { paginationProperties } from '../validate.js';
 
 export interface CreateDomainBody {
@@ -11,14 +12,40 @@ export const createDomainSchema = {
   required: ['name'],
   properties: {
     // The syntax is checked after IDN normalisation (shared/mail/domain-name.ts).
-    name: { type: 'string', minLength: 1, maxLength: 253 },
+    name: { type: 'string', minLength: 1, maxLength: 253, format: 'label' },
   },
 } as const;
 
 export interface UpdateDomainBody {
   open_tracking?: boolean | null;
   click_tracking?: boolean | null;
+  warmup?: boolean;
+  inbound?: { enabled?: boolean; routes?: InboundRoute[] };
 }
+
+/** `inbound` of PATCH /domains/{id}: each part omitted keeps its stored value. */
+const inboundSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    enabled: { type: 'boolean' },
+    routes: {
+      type: 'array',
+      maxItems: MAX_ROUTES,
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['match', 'action'],
+        properties: {
+          // "*", "*@<domain>", "local@<domain>" (also matches local+tag@) or "local+tag@<domain>".
+          match: { type: 'string', minLength: 1, maxLength: 320, format: 'label' },
+          action: { type: 'string', enum: ['webhook', 'forward', 'reject'] },
+          forward_to: { type: 'string', minLength: 3, maxLength: 254, format: 'label' },
+        },
+      },
+    },
+  },
+} as const;
 
 export const updateDomainSchema = {
   type: 'object',
@@ -27,6 +54,17 @@ export const updateDomainSchema = {
     // null = inherit the organization's tracking default.
     open_tracking: { type: 'boolean', nullable: true },
     click_tracking: { type: 'boolean', nullable: true },
+    // false: an established domain, whose warm-up ramp is skipped (its IP pool's still applies).
+    warmup: { type: 'boolean' },
+    inbound: inboundSchema,
+  },
+} as const;
+
+export const dmarcQuerySchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    days: { type: 'integer', minimum: 1, maximum: 365, default: 30 },
   },
 } as const;
 

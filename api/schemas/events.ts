@@ -11,7 +11,7 @@ export const postEventSchema = {
   additionalProperties: false,
   required: ['name'],
   properties: {
-    name: { type: 'string', minLength: 1, maxLength: 200, pattern: '^\\S(.*\\S)?$' },
+    name: { type: 'string', minLength: 1, maxLength: 200, pattern: '^\\S(.*\\S)?$', format: 'label' },
     email: { type: 'string', maxLength: 320, format: 'email' },
     contact_id: { type: 'string', minLength: 1, maxLength: 64 },
     // Free-form: an automation's template may read nested values.

@@ -13,7 +13,7 @@ export const createKeySchema = {
   additionalProperties: false,
   required: ['name', 'permission'],
   properties: {
-    name: { type: 'string', minLength: 1, maxLength: 100 },
+    name: { type: 'string', minLength: 1, maxLength: 100, format: 'label' },
     // ADMIN is accepted by the schema so that the route can answer 403 forbidden, as the spec says.
     permission: { type: 'string', enum: ['SEND', 'FULL', 'ADMIN'] },
     mode: { type: 'string', enum: ['live', 'test'], default: 'live' },

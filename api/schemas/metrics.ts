@@ -3,7 +3,7 @@
 export interface MetricsQuery {
   days: number;
   domain?: string;
-  facet?: 'provider' | 'key' | 'template' | 'kind';
+  facet?: 'provider' | 'key' | 'template' | 'kind' | 'stream';
   key?: string;
   format: 'json' | 'csv';
 }
@@ -15,8 +15,8 @@ export const metricsQuerySchema = {
   properties: {
     days: { type: 'integer', minimum: 1, maximum: 90, default: 30 },
     domain: { type: 'string', minLength: 1, maxLength: 253 },
-    facet: { type: 'string', enum: ['provider', 'key', 'template', 'kind'] },
-    key: { type: 'string', maxLength: 256 },
+    facet: { type: 'string', enum: ['provider', 'key', 'template', 'kind', 'stream'] },
+    key: { type: 'string', maxLength: 256, format: 'label' },
     format: { type: 'string', enum: ['json', 'csv'], default: 'json' },
   },
 } as const;

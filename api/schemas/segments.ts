@@ -11,11 +11,11 @@ import {
 } from '../../shared/segment-filter.js';
 import { paginationProperties, type Pagination } from '../validate.js';
 
-const scalar = {
+export const scalar = {
   anyOf: [{ type: 'string', maxLength: 1000 }, { type: 'number' }, { type: 'boolean' }, { type: 'null' }],
 } as const;
 
-const fieldCondition = {
+export const fieldCondition = {
   type: 'object',
   additionalProperties: false,
   required: ['field', 'op'],
@@ -29,7 +29,7 @@ const fieldCondition = {
   },
 } as const;
 
-const topicCondition = {
+export const topicCondition = {
   type: 'object',
   additionalProperties: false,
   required: ['topic', 'subscribed'],
@@ -40,7 +40,7 @@ const topicCondition = {
 } as const;
 
 /** `if the node has <key> then <schema> else <rest>`, chained. */
-function byKey(branches: [string, object][], last: object): object {
+export function byKey(branches: [string, object][], last: object): object {
   return branches.reduceRight<object>(
     (rest, [key, schema]) => ({
       if: { type: 'object', required: [key], properties: { [key]: true } },
@@ -51,7 +51,7 @@ function byKey(branches: [string, object][], last: object): object {
   );
 }
 
-function group(key: 'all' | 'any', child: object): object {
+export function group(key: 'all' | 'any', child: object): object {
   return {
     type: 'object',
     additionalProperties: false,
@@ -93,7 +93,7 @@ export const createSegmentSchema = {
   additionalProperties: false,
   required: ['name'],
   properties: {
-    name: { type: 'string', minLength: 1, maxLength: 100 },
+    name: { type: 'string', minLength: 1, maxLength: 100, format: 'label' },
     // Absent (as from a Resend SDK, whose segments carry no filter): every contact.
     filter: { ...filterRef, default: { all: [] } },
   },
@@ -106,7 +106,7 @@ export const patchSegmentSchema = {
   type: 'object',
   additionalProperties: false,
   properties: {
-    name: { type: 'string', minLength: 1, maxLength: 100 },
+    name: { type: 'string', minLength: 1, maxLength: 100, format: 'label' },
     filter: filterRef,
   },
   $defs: filterDefs,

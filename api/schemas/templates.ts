@@ -22,7 +22,7 @@ const variableSchema = {
 } as const;
 
 const draftProperties = {
-  name: { type: 'string', minLength: 1, maxLength: 200 },
+  name: { type: 'string', minLength: 1, maxLength: 200, format: 'label' },
   slug: { type: 'string', minLength: 1, maxLength: 64, pattern: SLUG_PATTERN },
   subject: nullableString(998),
   html: nullableString(MAX_SOURCE),

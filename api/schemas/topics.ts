@@ -3,7 +3,7 @@ import type { Subscription } from '../../shared/db/topics.js';
 import { paginationProperties, type Pagination } from '../validate.js';
 
 const fields = {
-  name: { type: 'string', minLength: 1, maxLength: 100 },
+  name: { type: 'string', minLength: 1, maxLength: 100, format: 'label' },
   description: { type: ['string', 'null'], maxLength: 1000 },
   default_subscription: { type: 'string', enum: ['opt_in', 'opt_out'] },
 } as const;

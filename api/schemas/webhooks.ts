@@ -1,14 +1,14 @@
 // Request schemas of the webhook routes (DESIGN §5 Webhooks).
-import { EVENT_TYPES } from '../../shared/events.js';
-import { WEBHOOK_URL_MAX_LENGTH } from '../../shared/webhooks.js';
+import { WEBHOOK_EVENT_TYPES } from '../../shared/events.js';
+import { WEBHOOK_URL_MAX_LENGTH } from '../../shared/webhooks/rules.js';
 import { paginationProperties } from '../validate.js';
 
 const eventsProperty = {
   type: 'array',
   minItems: 1,
-  maxItems: EVENT_TYPES.length,
+  maxItems: WEBHOOK_EVENT_TYPES.length,
   uniqueItems: true,
-  items: { type: 'string', enum: [...EVENT_TYPES] },
+  items: { type: 'string', enum: [...WEBHOOK_EVENT_TYPES] },
 } as const;
 
 const urlProperty = { type: 'string', minLength: 1, maxLength: WEBHOOK_URL_MAX_LENGTH } as const;
@@ -62,7 +62,7 @@ export interface TestWebhookBody {
 export const testWebhookSchema = {
   type: 'object',
   additionalProperties: false,
-  properties: { type: { type: 'string', enum: [...EVENT_TYPES], default: 'email.sent' } },
+  properties: { type: { type: 'string', enum: [...WEBHOOK_EVENT_TYPES], default: 'email.sent' } },
 } as const;
 
 export const listWebhooksQuerySchema = {

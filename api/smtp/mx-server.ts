@@ -1,21 +1,28 @@
-// The inbound MX (DESIGN §10): accepts RCPT only for *@reply.<verified domain> and for VERP
-// return-path addresses b+<token>@bounces.<verified domain> whose token verifies; refuses other
-// recipients with 550 5.1.1. u+<token>@bounces.<domain> (the List-Unsubscribe mailto) too. The raw message is stored in Postgres BEFORE the 250 (451 if that
-// fails: never a silent drop) and then enqueued for the inbound worker; a message whose enqueue
-// failed stays 'stored' and is picked up by the worker's sweeper.
+// The inbound MX (DESIGN §10, docs/inbound.md): accepts RCPT for the addresses
+// shared/inbound-routing.ts routes (replies, VERP and SRS bounces, the unsubscribe mailto, DMARC
+// reports, and the routes of domains with inbound enabled); refuses others with 550 5.1.1. A
+// message that went through too many hops is refused at DATA (554 5.4.6). The raw message is
+// stored in Postgres BEFORE the 250 (451 if that fails: never a silent drop) and then enqueued
+// for the inbound worker; a message whose enqueue failed stays 'stored' and is picked up by the
+// worker's sweeper.
 import { SMTPServer, type SMTPServerAddress, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
 import type { Config } from '../../shared/config.js';
-import { insertInbound, verifiedDomainByName, type ReplyRoute } from '../../shared/db/inbound.js';
+import { insertInbound, type ReplyRoute } from '../../shared/db/inbound.js';
 import type { Sql } from '../../shared/db/pool.js';
+import { enqueueInbound } from '../../shared/inbound-jobs.js';
 import type { Logger } from '../../shared/logger.js';
-import { parseVerpToken } from '../../shared/mail/verp.js';
+import { routeRecipient } from '../../shared/inbound-routing.js';
+import { readHeaderBlock } from '../../shared/mail/header-block.js';
+import type { PromRecorder } from '../../shared/prom/recorder.js';
 import type { Queues } from '../../shared/queues.js';
+import { countRefusal, countSession, counted } from './smtp-metrics.js';
 
 export interface MxDeps {
   config: Config;
   sql: Sql;
   queues: Pick<Queues, 'inbound'>;
   logger: Logger;
+  prom: PromRecorder;
   /**
    * How long the 250 waits for the enqueue (default 2 s). The row is already durable; with Redis
    * down the job would wait for a connection forever, so the reply goes out and the sweeper
@@ -44,31 +51,22 @@ function envelopeOf(session: SMTPServerSession): Envelope {
   return s.tern;
 }
 
-/** Which verified domain (and so which organization) a recipient address belongs to. */
-export async function routeRecipient(deps: MxDeps, address: string): Promise<ReplyRoute | null> {
-  const at = address.lastIndexOf('@');
-  if (at < 1) return null;
-  const local = address.slice(0, at);
-  const host = address.slice(at + 1).toLowerCase();
-  if (host.startsWith('reply.')) {
-    return await verifiedDomainByName(deps.sql, host.slice('reply.'.length));
-  }
-  if (host.startsWith('bounces.')) {
-    // b+<token>: VERP return path (DSNs, ARF); u+<token>: the List-Unsubscribe mailto.
-    const m = /^[bu]\+(.+)$/i.exec(local);
-    if (!m || !parseVerpToken(m[1]!, deps.config.secretKey)) {
-      deps.logger.warn({ event: 'INBOUND_BAD_VERP', rcpt: address }, 'VERP token does not verify; refused');
-      return null;
-    }
-    return await verifiedDomainByName(deps.sql, host.slice('bounces.'.length));
-  }
-  return null;
-}
-
 async function readAll(stream: SMTPServerDataStream): Promise<Buffer> {
   const chunks: Buffer[] = [];
   for await (const chunk of stream) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks);
+}
+
+/**
+ * A message that has crossed more relays than this is looping (RFC 5321 §6.3 asks for a limit;
+ * Postfix's hopcount_limit is the same 50): refused instead of stored, and so never forwarded.
+ */
+export const MAX_RECEIVED_HEADERS = 50;
+
+function tooManyHops(raw: Buffer): boolean {
+  const read = readHeaderBlock(raw);
+  if (!read.ok) return false;
+  return read.block.fields.filter((f) => f.name.toLowerCase() === 'received').length > MAX_RECEIVED_HEADERS;
 }
 
 async function store(deps: MxDeps, session: SMTPServerSession, raw: Buffer): Promise<string[]> {
@@ -86,6 +84,7 @@ async function store(deps: MxDeps, session: SMTPServerSession, raw: Buffer): Pro
             mailFrom: session.envelope.mailFrom ? session.envelope.mailFrom.address : null,
             rcptTo: rcpts,
             remoteAddress: session.remoteAddress,
+            helo: session.hostNameAppearsAs || null,
             raw,
           }),
         );
@@ -102,35 +101,24 @@ async function store(deps: MxDeps, session: SMTPServerSession, raw: Buffer): Pro
   return ids;
 }
 
-/** Enqueues stored messages; a failure is logged only: the rows are durable and swept later. */
-export async function enqueueInbound(deps: Pick<MxDeps, 'queues' | 'logger'>, ids: string[]): Promise<void> {
-  await deps.queues.inbound
-    .addBulk(
-      ids.map((inboundId) => ({
-        name: 'inbound',
-        data: { inboundId },
-        opts: { jobId: inboundId, attempts: 8, backoff: { type: 'exponential', delay: 2000 } },
-      })),
-    )
-    .catch((err: unknown) => {
-      deps.logger.warn(
-        { event: 'INBOUND_ENQUEUE_FAILED', err, ids },
-        'stored but not enqueued; the sweeper will process it',
-      );
-    });
-}
-
-export function createMxServer(deps: MxDeps, opts: { maxBytes: number }): SMTPServer {
+export function createMxServer(
+  deps: MxDeps,
+  opts: { maxBytes: number; tls?: { key: Buffer; cert: Buffer } },
+): SMTPServer {
   const log = deps.logger;
   return new SMTPServer({
     name: deps.config.mxHost,
+    // STARTTLS with the operator's certificate (MX_TLS_CERT/KEY); else smtp-server's built-in one.
+    ...(opts.tls ?? {}),
     banner: 'Tern MX',
     authOptional: true,
     disabledCommands: ['AUTH'],
     size: opts.maxBytes,
     rejectOversized: true,
     logger: false,
-    onRcptTo(address: SMTPServerAddress, session, callback) {
+    onConnect: countSession(deps.prom, 'mx'),
+    onRcptTo(address: SMTPServerAddress, session, done) {
+      const callback = counted(deps.prom, 'mx', done);
       routeRecipient(deps, address.address).then(
         (route) => {
           if (!route) return callback(new SmtpError(550, '5.1.1 No such recipient here'));
@@ -146,11 +134,19 @@ export function createMxServer(deps: MxDeps, opts: { maxBytes: number }): SMTPSe
         },
       );
     },
-    onData(stream, session, callback) {
+    onData(stream, session, done) {
+      const callback = counted(deps.prom, 'mx', done);
       readAll(stream)
         .then((raw) => {
           // rejectOversized answers 552 itself; never store a truncated message.
-          if (stream.sizeExceeded) return null;
+          if (stream.sizeExceeded) {
+            countRefusal(deps.prom, 'mx', 552);
+            return null;
+          }
+          if (tooManyHops(raw)) {
+            log.warn({ event: 'INBOUND_LOOP_REFUSED', remote: session.remoteAddress }, 'too many Received headers');
+            throw new SmtpError(554, '5.4.6 Routing loop detected: too many hops');
+          }
           return store(deps, session, raw);
         })
         .then(

@@ -28,6 +28,12 @@ export const smtpErrors = {
   badSender: (why: string) => new SmtpError(553, '5.1.7', why),
   tooManyRecipients: (max: number) => new SmtpError(452, '4.5.3', `Too many recipients (at most ${max})`),
   temporary: () => new SmtpError(451, '4.3.0', 'Temporary failure, try again later'),
+  unconfirmed: () =>
+    new SmtpError(
+      451,
+      '4.3.0',
+      'The message may have been stored (storage could not be confirmed); send it again, it will be stored once',
+    ),
 };
 
 /** The SMTP reply of an ApiError raised by the sending rules shared with POST /emails. */
@@ -36,6 +42,7 @@ export function fromApiError(err: ApiError): SmtpError {
     case 'forbidden_domain':
     case 'validation_error':
     case 'unknown_domain':
+    case 'demo_domain':
       // A sender the key may not use (another domain, or one not verified): a policy refusal.
       return smtpErrors.forbiddenDomain(err.message);
     case 'sending_paused':

@@ -1,13 +1,18 @@
 // The relay's control headers, read before they are stripped from the message (DESIGN §10):
 // `X-Tern-Tags: name=value, name2=value2` (the tags of POST /emails, same rules: names and values
-// of 1-256 of A-Z a-z 0-9 _ -, at most 50) and `X-Tern-Kind: receipt` (1-64 characters). Several
-// X-Tern-Tags fields add up; two X-Tern-Kind fields are a mistake the client should hear about.
+// of 1-256 of A-Z a-z 0-9 _ -, at most 50) and `X-Tern-Kind: receipt` (1-64 characters, no
+// control characters) and `X-Tern-Stream: broadcast` (the delivery stream, default transactional).
+// Several X-Tern-Tags fields add up; two X-Tern-Kind or X-Tern-Stream fields are a mistake the
+// client should hear about.
 import { fieldsNamed, fieldValue, type HeaderBlock } from '../../shared/mail/header-block.js';
+import { isStream, STREAMS, type Stream } from '../../shared/streams.js';
+import { hasControl } from '../text-checks.js';
 import { smtpErrors } from './relay-errors.js';
 
 export interface ControlHeaders {
   tags: { name: string; value: string }[];
   kind: string | null;
+  stream: Stream | null;
 }
 
 const TAG_TEXT = /^[A-Za-z0-9_-]{1,256}$/;
@@ -39,5 +44,16 @@ export function readControlHeaders(raw: Buffer, block: HeaderBlock): ControlHead
   if (kind !== null && (kind.length === 0 || kind.length > MAX_KIND)) {
     throw smtpErrors.invalid(`X-Tern-Kind must be 1-${MAX_KIND} characters`);
   }
-  return { tags, kind };
+  // The kind travels into webhook payloads and metric labels, as the API's `kind` (format label).
+  if (kind !== null && hasControl(kind)) throw smtpErrors.invalid('X-Tern-Kind must not contain control characters');
+  return { tags, kind, stream: readStream(raw, block) };
+}
+
+function readStream(raw: Buffer, block: HeaderBlock): Stream | null {
+  const values = fieldsNamed(block, (n) => n === 'x-tern-stream').map((f) => fieldValue(raw, f).trim().toLowerCase());
+  if (values.length > 1) throw smtpErrors.invalid('X-Tern-Stream is given more than once');
+  const value = values[0];
+  if (value === undefined) return null;
+  if (!isStream(value)) throw smtpErrors.invalid(`X-Tern-Stream must be one of ${STREAMS.join(', ')}`);
+  return value;
 }

@@ -18,6 +18,7 @@ import { parseAddress, type Mailbox } from '../../shared/mail/addresses.js';
 import { MAX_RECIPIENTS_PER_FIELD } from '../schemas/emails.js';
 import { acceptMessage, admitSender, type AcceptDeps } from './relay-accept.js';
 import { SmtpError, smtpErrors } from './relay-errors.js';
+import { countSession, counted } from './smtp-metrics.js';
 
 export interface RelayDeps extends AcceptDeps {
   config: Config;
@@ -110,7 +111,9 @@ export function createRelayServer(deps: RelayDeps, opts: RelayServerOptions): SM
     logger: false,
     // Shutdown: open sessions get this long to finish (within the 25 s grace of onShutdown).
     closeTimeout: 15_000,
-    onAuth(auth, session, callback) {
+    onConnect: countSession(deps.prom, 'relay'),
+    onAuth(auth, session, done) {
+      const callback = counted(deps.prom, 'relay', done);
       login(deps, auth, session).then(
         (user) => callback(null, user),
         (err: unknown) => {
@@ -120,7 +123,8 @@ export function createRelayServer(deps: RelayDeps, opts: RelayServerOptions): SM
         },
       );
     },
-    onMailFrom(address: SMTPServerAddress, session, callback) {
+    onMailFrom(address: SMTPServerAddress, session, done) {
+      const callback = counted(deps.prom, 'relay', done);
       const state = stateOf(session);
       state.mailFrom = null;
       state.rcptTo = [];
@@ -134,7 +138,8 @@ export function createRelayServer(deps: RelayDeps, opts: RelayServerOptions): SM
           reply(deps, 'RELAY_MAIL_FROM_FAILED', callback),
         );
     },
-    onRcptTo(address: SMTPServerAddress, session, callback) {
+    onRcptTo(address: SMTPServerAddress, session, done) {
+      const callback = counted(deps.prom, 'relay', done);
       const state = stateOf(session);
       const parsed = parseAddress(address.address);
       if (!parsed.ok) return callback(smtpErrors.badRecipient(`Recipient address ${parsed.reason}`));
@@ -144,7 +149,8 @@ export function createRelayServer(deps: RelayDeps, opts: RelayServerOptions): SM
       state.rcptTo.push(parsed.mailbox);
       callback();
     },
-    onData(stream, session, callback) {
+    onData(stream, session, done) {
+      const callback = counted(deps.prom, 'relay', done);
       const state = stateOf(session);
       readLimited(stream, config.relayMaxBytes)
         .then(async (raw) => {

@@ -34,21 +34,28 @@ export interface Child {
   stop(): Promise<void>;
 }
 
+/**
+ * Tern's processes refuse to start without SECRET_KEY; every process of a bench run shares this
+ * one (a secret of the operator's environment wins).
+ */
+const BENCH_SECRET_KEY = 'tern-bench-secret-0123456789abcdefghijklmnop';
+const childEnv = (env: Record<string, string>) => ({ SECRET_KEY: BENCH_SECRET_KEY, ...process.env, ...env });
+
 // BENCH_NODE_ARGS reaches the children's node, servers and workers alike (e.g. "--cpu-prof
 // --cpu-prof-dir=/tmp/prof" to profile Tern under load; NODE_OPTIONS refuses --cpu-prof).
 const nodeArgs = () => (process.env.BENCH_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
 
 /** Spawns an entry; stop() sends SIGTERM, then SIGKILL after 10 s, and waits for the exit. */
-function spawnEntry(relative: string, env: Record<string, string>): { child: ChildProcess; stop(): Promise<void> } {
+function spawnEntry(relative: string, env: Record<string, string>): { child: ChildProcess; stop: () => Promise<void> } {
   const args = [...nodeArgs(), ...(fromSource ? ['--import', 'tsx'] : []), entry(relative)];
   const child: ChildProcess = spawn(process.execPath, args, {
-    env: { ...process.env, ...env },
+    env: childEnv(env),
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   return {
     child,
-    async stop() {
+    stop: async () => {
       if (child.exitCode !== null || child.signalCode !== null) return;
       child.kill('SIGTERM');
       const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
@@ -82,7 +89,7 @@ export async function startWorker(relative: string, env: Record<string, string>)
   const prof = process.env.BENCH_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_CPU_PROF] : [];
   const args = [...nodeArgs(), ...prof, ...(fromSource ? ['--import', 'tsx'] : []), entry(relative)];
   const child: ChildProcess = spawn(process.execPath, args, {
-    env: { ...process.env, ...env },
+    env: childEnv(env),
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
@@ -116,7 +123,7 @@ export async function startWorker(relative: string, env: Record<string, string>)
   };
 }
 
-function accepts(port: number): Promise<boolean> {
+export function accepts(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const s = connect(port, '127.0.0.1');
     s.once('connect', () => {

@@ -15,7 +15,7 @@ export interface RunResult {
 }
 
 /** Jiffies of all CPUs: idle (idle + iowait) and total, from /proc/stat; null elsewhere. */
-function cpuTimes(): { idle: number; total: number } | null {
+export function cpuTimes(): { idle: number; total: number } | null {
   try {
     const f = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
     return { idle: f[3]! + f[4]!, total: f.slice(0, 8).reduce((a, b) => a + b, 0) };

@@ -4,7 +4,7 @@
 // Tern the event's insert time, for the floor the send time). GET /stats returns the counts and
 // latencies (with `latencies=1`) since the last `reset=1`. Both sides of the benchmark post here.
 import { createServer } from 'node:http';
-import { isValidSignature } from '../../shared/webhook-signing.js';
+import { isValidSignature } from '../../shared/webhooks/signing.js';
 
 const secret = process.env.BENCH_WEBHOOK_SECRET ?? '';
 const header = `${process.env.BRAND ?? 'tern'}-signature`;

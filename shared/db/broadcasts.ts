@@ -6,7 +6,9 @@ import type { SegmentFilter } from '../segment-filter.js';
 import { pagedRows, type PropertyValue } from './contacts.js';
 import type { EmailScope, Page } from './emails.js';
 import type { Db } from './pool.js';
-import { filterCondition } from './segments.js';
+import { unnestRows, type ColumnSpec } from './unnest.js';
+import { filterCondition, membershipCondition } from './segments.js';
+import { suppressionReasonSql } from './suppressions.js';
 
 export type BroadcastStatus = 'draft' | 'scheduled' | 'sending' | 'sent' | 'canceled';
 export type RecipientOutcome = 'sent' | 'skipped_unsubscribed' | 'skipped_suppressed' | 'skipped_topic' | 'failed';
@@ -54,11 +56,14 @@ function scoped(db: Db, s: EmailScope) {
     ${s.domainIds.length > 0 ? db`and b.domain_id = any(${s.domainIds})` : db``}`;
 }
 
+/** Idempotent on the id: running it again after a first run that was applied returns that row. */
 export async function insertBroadcast(
   db: Db,
   b: BroadcastContent & { id: string; org_id: string; key_id: string; mode: Mode; scheduled_at: Date | null },
 ): Promise<BroadcastRow> {
-  const [row] = await db<BroadcastRow[]>`insert into broadcasts ${db(b as never)} returning *`;
+  const [row] = await db<BroadcastRow[]>`
+    with ins as (insert into broadcasts ${db(b as never)} on conflict (id) do nothing returning *)
+    select * from ins union all select * from broadcasts where id = ${b.id} and not exists (select 1 from ins)`;
   return row!;
 }
 
@@ -187,7 +192,7 @@ export interface BatchContact {
 /** The next page of the segment's contacts after `cursor`, in id order (keyset pagination). */
 export async function segmentPage(
   db: Db,
-  b: Pick<BroadcastRow, 'org_id' | 'domain_id' | 'topic_id' | 'cursor'> & { filter: SegmentFilter },
+  b: Pick<BroadcastRow, 'org_id' | 'domain_id' | 'topic_id' | 'cursor' | 'segment_id'> & { filter: SegmentFilter },
   limit: number,
 ): Promise<BatchContact[]> {
   const topic = b.topic_id
@@ -198,11 +203,10 @@ export async function segmentPage(
   return await db<BatchContact[]>`
     select c.id, c.email, c.first_name, c.last_name, c.properties, c.unsubscribed,
            ${topic} as topic_subscription,
-           exists (select 1 from suppressions s
-                   where s.org_id = c.org_id and s.email = c.email
-                     and (s.domain_id is null or s.domain_id = ${b.domain_id})) as suppressed
+           ${suppressionReasonSql(db, db`c.org_id`, db`${b.domain_id}::text`, db`c.email`)} is not null as suppressed
     from contacts c
-    where c.org_id = ${b.org_id} and ${filterCondition(db, b.org_id, b.filter)}
+    where c.org_id = ${b.org_id}
+      and ${b.segment_id ? membershipCondition(db, b.org_id, b.segment_id, b.filter) : filterCondition(db, b.org_id, b.filter)}
       ${b.cursor ? db`and c.id > ${b.cursor}` : db``}
     order by c.id asc
     limit ${limit}`;
@@ -215,14 +219,27 @@ export interface NewBroadcastRecipient {
   detail: string | null;
 }
 
+const CLAIM_COLUMNS: ColumnSpec<NewBroadcastRecipient & { broadcast_id: string }> = {
+  broadcast_id: 'text',
+  contact_id: 'text',
+  email_id: 'text',
+  outcome: 'text',
+  detail: 'text',
+};
+
 /**
  * Claims the contacts for this broadcast; returns the contact ids claimed now. A contact that
  * already has a row (a batch that ran before) is left out, so its message is never built twice.
  */
 export async function claimRecipients(db: Db, broadcastId: string, rows: NewBroadcastRecipient[]): Promise<string[]> {
   if (rows.length === 0) return [];
+  const u = unnestRows(
+    db,
+    rows.map((r) => ({ broadcast_id: broadcastId, ...r })),
+    CLAIM_COLUMNS,
+  );
   const claimed = await db<{ contact_id: string }[]>`
-    insert into broadcast_recipients ${db(rows.map((r) => ({ broadcast_id: broadcastId, ...r })) as never)}
+    insert into broadcast_recipients (${u.columns}) ${u.select}
     on conflict (broadcast_id, contact_id) do nothing
     returning contact_id`;
   return claimed.map((r) => r.contact_id);
@@ -276,4 +293,32 @@ export async function broadcastOfEmail(
     join contacts c on c.id = r.contact_id
     where r.email_id = ${emailId}`;
   return row ?? null;
+}
+
+export interface BroadcastProgress {
+  queued: number;
+  sent: number;
+  delivered: number;
+  bounced: number;
+  opened: number;
+}
+
+/** Where a broadcast's messages are now (the console's progress, refreshed while it sends). */
+export async function broadcastProgress(db: Db, broadcastId: string): Promise<BroadcastProgress> {
+  const [row] = await db<Record<keyof BroadcastProgress, string>[]>`
+    select
+      count(*) filter (where r.status in ('scheduled', 'queued')) as queued,
+      count(*) filter (where r.status in ('sent', 'delivery_delayed', 'delivered', 'bounced')) as sent,
+      count(*) filter (where r.delivered_at is not null) as delivered,
+      count(*) filter (where r.status = 'bounced') as bounced,
+      count(*) filter (where r.opened_at is not null) as opened
+    from broadcast_recipients br join email_recipients r on r.email_id = br.email_id
+    where br.broadcast_id = ${broadcastId}`;
+  return {
+    queued: Number(row!.queued),
+    sent: Number(row!.sent),
+    delivered: Number(row!.delivered),
+    bounced: Number(row!.bounced),
+    opened: Number(row!.opened),
+  };
 }

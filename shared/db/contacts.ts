@@ -152,3 +152,11 @@ export async function listContacts(db: Db, orgId: string, filter: ContactFilter,
       ${order} limit ${limit}`,
   );
 }
+
+/** The organization's contacts: all of them and the unsubscribed (the console's Contacts page). */
+export async function countContacts(db: Db, orgId: string): Promise<{ total: number; unsubscribed: number }> {
+  const [row] = await db<{ total: string; unsubscribed: string }[]>`
+    select count(*) as total, count(*) filter (where unsubscribed) as unsubscribed
+    from contacts where org_id = ${orgId}`;
+  return { total: Number(row!.total), unsubscribed: Number(row!.unsubscribed) };
+}

@@ -26,13 +26,17 @@ export async function markSent(db: Db, ids: string[]): Promise<string[]> {
 export interface Lease {
   id: string;
   attempts: number;
+  /** An earlier attempt was in flight without a result (its holder died or lost Postgres). */
   resumed: boolean;
+  /** That attempt's holder token, when resumed. */
+  previous: string | null;
 }
 
 /**
- * Records attempts BEFORE talking SMTP: attempts + 1 and the in-flight marker (the job holding
- * it). Only recipients not held by another live attempt are taken (a re-run of the same job, or
- * an attempt older than the lease, may take theirs over).
+ * Records attempts BEFORE talking SMTP: attempts + 1 and the in-flight marker (the lease holder,
+ * one token per run of a job, and the lease's expiry). Only recipients not held by another live
+ * lease are taken: the holder itself (a run retried after an outage) may take its own back, and
+ * anyone may take over a lease that expired (its holder died and stopped renewing it).
  */
 export async function leaseRecipients(
   db: Db,
@@ -43,8 +47,8 @@ export async function leaseRecipients(
   if (wanted.length === 0) return [];
   return await db<Lease[]>`
     update email_recipients r set attempts = r.attempts + 1, attempt_started_at = now(), attempt_job = old.job_id,
-           updated_at = now()
-    from (select o.id, w.job_id, o.attempt_started_at is not null as resumed
+           attempt_expires_at = now() + make_interval(secs => ${leaseSeconds}), updated_at = now()
+    from (select o.id, w.job_id, o.attempt_started_at is not null as resumed, o.attempt_job as previous
           from jsonb_to_recordset(${jsonb(
             db,
             wanted.map((w) => ({ id: w.id, job_id: w.jobId })),
@@ -53,8 +57,17 @@ export async function leaseRecipients(
           join email_recipients o on o.id = w.id) old
     where r.id = old.id and r.status = any(${PENDING})
       and (r.attempt_started_at is null or r.attempt_job = old.job_id
-           or r.attempt_started_at < now() - make_interval(secs => ${leaseSeconds}))
-    returning r.id, r.attempts, old.resumed`;
+           or coalesce(r.attempt_expires_at, r.attempt_started_at) < now())
+    returning r.id, r.attempts, old.resumed, old.previous`;
+}
+
+/** Extends the leases of the attempts the given holders have in flight; returns how many. */
+export async function renewLeases(db: Db, holders: string[], leaseSeconds: number): Promise<number> {
+  if (holders.length === 0) return 0;
+  const rows = await db`
+    update email_recipients set attempt_expires_at = now() + make_interval(secs => ${leaseSeconds})
+    where attempt_started_at is not null and attempt_job = any(${holders}) returning id`;
+  return rows.length;
 }
 
 /**
@@ -141,7 +154,7 @@ export async function recordOutcomes(db: Db, outcomes: Outcome[]): Promise<Event
              last_event = o.last_event, last_event_at = now(), provider = coalesce(o.provider, t.provider),
              delivered_at = case when o.delivered then now() else t.delivered_at end,
              complained_at = case when o.complained then now() else t.complained_at end,
-             attempt_started_at = null, attempt_job = null, updated_at = now()
+             attempt_started_at = null, attempt_job = null, attempt_expires_at = null, updated_at = now()
       from jsonb_to_recordset(${jsonb(db, recipients)}::jsonb)
              as o(id text, status text, wait_reason text, next_attempt_at timestamptz, last_response text,
                   last_event text, provider text, delivered boolean, complained boolean)

@@ -18,30 +18,45 @@ export interface DomainRow {
   verified_at: Date | null;
   last_checked_at: Date | null;
   created_at: Date;
+  /** The development launcher's demo domain (shared/domains/demo.ts). */
+  demo: boolean;
+  /** Inbound settings (shared/domains/inbound-routes.ts). */
+  inbound: unknown;
+  /** False: an established domain, whose warm-up ramp is skipped (DESIGN §14). */
+  warmup: boolean;
 }
 
 export interface NewDomain {
   orgId: string;
   name: string;
   status?: DomainStatus;
+  demo?: boolean;
   records?: unknown[];
   dkimPrivateKey?: string | null;
   dkimPublicKey?: string | null;
+  /** False for an established domain (no warm-up ramp); default true. */
+  warmup?: boolean;
 }
 
 export async function insertDomain(db: Db, d: NewDomain): Promise<DomainRow> {
   const status = d.status ?? 'pending';
   const [row] = await db<DomainRow[]>`
-    insert into domains (id, org_id, name, status, records, dkim_private_key, dkim_public_key, verified_at)
+    insert into domains (id, org_id, name, status, records, dkim_private_key, dkim_public_key, verified_at, demo, warmup)
     values (${newId('dom')}, ${d.orgId}, ${d.name}, ${status}, ${db.json((d.records ?? []) as never)},
             ${d.dkimPrivateKey ?? null}, ${d.dkimPublicKey ?? null},
-            ${status === 'verified' ? new Date() : null})
+            ${status === 'verified' ? new Date() : null}, ${d.demo ?? false}, ${d.warmup ?? true})
     returning *`;
   return row!;
 }
 
 export async function listOrgDomains(db: Db, orgId: string): Promise<DomainRow[]> {
   return await db<DomainRow[]>`select * from domains where org_id = ${orgId} order by name`;
+}
+
+/** The names of every domain of one org, verified or not. */
+export async function listOrgDomainNames(db: Db, orgId: string): Promise<string[]> {
+  const rows = await db<{ name: string }[]>`select name from domains where org_id = ${orgId}`;
+  return rows.map((r) => r.name);
 }
 
 /** Resolves names or ids of domains of one org; returns the rows found, in input order. */
@@ -91,19 +106,35 @@ export async function listDomainsPage(
     order by id desc limit ${page.limit + 1}`;
 }
 
-/** Per-domain tracking overrides; null means "use the organization default". */
+/**
+ * Per-domain tracking overrides (null means "use the organization default") and the warm-up
+ * flag (false: an established domain).
+ */
 export async function updateDomainTracking(
   db: Db,
   id: string,
-  patch: { track_opens?: boolean | null; track_clicks?: boolean | null },
+  patch: { track_opens?: boolean | null; track_clicks?: boolean | null; warmup?: boolean },
 ): Promise<DomainRow | null> {
-  const columns = (['track_opens', 'track_clicks'] as const).filter((c) => patch[c] !== undefined);
+  const columns = (['track_opens', 'track_clicks', 'warmup'] as const).filter((c) => patch[c] !== undefined);
   if (columns.length === 0) {
     const [row] = await db<DomainRow[]>`select * from domains where id = ${id}`;
     return row ?? null;
   }
   const [row] = await db<DomainRow[]>`
     update domains set ${db(patch as Record<string, boolean | null>, columns)} where id = ${id} returning *`;
+  return row ?? null;
+}
+
+/** Stores inbound settings with the records they imply (MX_INBOUND while enabled). */
+export async function updateDomainInbound(
+  db: Db,
+  id: string,
+  inbound: { enabled: boolean; routes: unknown[] },
+  records: unknown[],
+): Promise<DomainRow | null> {
+  const [row] = await db<DomainRow[]>`
+    update domains set inbound = ${db.json(inbound as never)}, records = ${db.json(records as never)}
+    where id = ${id} returning *`;
   return row ?? null;
 }
 
@@ -143,4 +174,37 @@ export async function countUnfinishedDomainEmails(db: Db, domainId: string): Pro
 export async function deleteDomain(db: Db, orgId: string, id: string): Promise<boolean> {
   const rows = await db`delete from domains where org_id = ${orgId} and id = ${id} returning id`;
   return rows.length > 0;
+}
+
+/** The development launcher's demo domain (the first one, should there be several). */
+export async function findDemoDomain(db: Db): Promise<{ id: string; org_id: string; name: string } | null> {
+  const [row] = await db<{ id: string; org_id: string; name: string }[]>`
+    select id, org_id, name from domains where demo order by created_at, id limit 1`;
+  return row ?? null;
+}
+
+export interface DoctorDomainRow {
+  id: string;
+  name: string;
+  demo: boolean;
+  records: unknown[];
+  dkim_public_key: string | null;
+  /** Opens or clicks tracked for this domain (its own setting, else its organization's). */
+  tracking: boolean;
+}
+
+/** Every domain of the install (or those named `name`), with what `tern doctor` checks. */
+export async function listDomainsForDoctor(db: Db, name: string | null): Promise<DoctorDomainRow[]> {
+  return await db<DoctorDomainRow[]>`
+    select d.id, d.name, d.demo, d.records, d.dkim_public_key,
+           coalesce(d.track_opens, o.track_opens) or coalesce(d.track_clicks, o.track_clicks) as tracking
+    from domains d join organizations o on o.id = d.org_id
+    where ${name}::text is null or d.name = ${name}
+    order by d.name, d.id`;
+}
+
+/** Domains of any organization named `ref` (an id or a normalised name): several orgs may add one name. */
+export async function findDomainsByRef(db: Db, ref: string): Promise<{ id: string; org_id: string; name: string }[]> {
+  return await db<{ id: string; org_id: string; name: string }[]>`
+    select id, org_id, name from domains where id = ${ref} or name = ${ref} order by status = 'verified' desc, id`;
 }

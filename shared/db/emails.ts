@@ -3,7 +3,9 @@
 // mode (test and live are listed apart) and, for a restricted key, its domains.
 import type { EventRow } from '../events.js';
 import type { Mode } from '../keys.js';
+import { defaultStream, type Stream } from '../streams.js';
 import type { Db } from './pool.js';
+import { unnestRows, type ColumnSpec } from './unnest.js';
 
 export type EmailStatus = 'scheduled' | 'queued' | 'processing' | 'sent' | 'canceled' | 'failed';
 
@@ -32,9 +34,17 @@ export interface NewEmail {
   message_id: string;
   status: 'scheduled' | 'queued';
   scheduled_at: Date | null;
-  /** 'smtp' (with the message as its client wrote it) from the relay; broadcasts and automations set theirs. */
-  source?: 'api' | 'smtp' | 'broadcast' | 'automation';
+  /**
+   * 'smtp' (with the message as its client wrote it) from the relay; broadcasts and automations
+   * set theirs; 'forward' for a received message sent on by an inbound route; 'system' for Tern's own
+   * emails to an organization's admins (organization events).
+   */
+  source?: 'api' | 'smtp' | 'broadcast' | 'automation' | 'forward' | 'system';
+  /** The delivery stream (shared/streams.ts); default: the one the source implies. */
+  stream?: Stream;
   raw_mime?: Buffer | null;
+  /** MAIL FROM of every recipient when set (a forward's SRS address); else each one's VERP address. */
+  envelope_from?: string | null;
 }
 
 export interface NewRecipient {
@@ -59,12 +69,15 @@ export interface NewAttachment {
   content: Buffer;
 }
 
-export interface EmailRow extends Omit<NewEmail, 'status'> {
+export interface EmailRow extends Omit<NewEmail, 'status' | 'stream'> {
   status: EmailStatus;
+  stream: Stream;
   last_event: string | null;
   last_event_at: Date | null;
   created_at: Date;
   updated_at: Date;
+  /** Set when the retention purge removed the content (bodies, raw MIME, attachments). */
+  content_purged_at?: Date | null;
 }
 
 export interface RecipientRow {
@@ -87,10 +100,78 @@ export interface EmailScope {
   domainIds: string[];
 }
 
+const EMAIL_COLUMNS: ColumnSpec<NewEmail> = {
+  id: 'text',
+  org_id: 'text',
+  key_id: 'text',
+  domain_id: 'text',
+  mode: 'text',
+  source: 'text',
+  stream: 'text',
+  from_address: 'text',
+  from_email: 'text',
+  to_addresses: 'text[]',
+  cc_addresses: 'text[]',
+  bcc_addresses: 'text[]',
+  reply_to: 'text[]',
+  subject: 'text',
+  html: 'text',
+  text: 'text',
+  headers: 'jsonb',
+  tags: 'jsonb',
+  kind: 'text',
+  topic_id: 'text',
+  template_id: 'text',
+  template_slug: 'text',
+  template_version: 'integer',
+  message_id: 'text',
+  raw_mime: 'bytea',
+  envelope_from: 'text',
+  status: 'text',
+  scheduled_at: 'timestamptz',
+};
+
+const RECIPIENT_COLUMNS: ColumnSpec<NewRecipient> = {
+  id: 'text',
+  email_id: 'text',
+  org_id: 'text',
+  field: 'text',
+  address: 'text',
+  email: 'text',
+  domain: 'text',
+  status: 'text',
+  wait_reason: 'text',
+};
+
+const ATTACHMENT_COLUMNS: ColumnSpec<NewAttachment> = {
+  email_id: 'text',
+  position: 'integer',
+  filename: 'text',
+  content_type: 'text',
+  content_id: 'text',
+  size: 'integer',
+  content: 'bytea',
+};
+
+/** Content bytes or recipients past which an insert gets LARGE_INSERT_TIMEOUT_MS. */
+const LARGE_INSERT_BYTES = 4 * 1024 * 1024;
+const LARGE_INSERT_RECIPIENTS = 2000;
+const LARGE_INSERT_TIMEOUT_MS = 180_000;
+
+function isLarge(emails: NewEmail[], recipients: NewRecipient[], attachments: NewAttachment[]): boolean {
+  if (recipients.length > LARGE_INSERT_RECIPIENTS) return true;
+  let bytes = 0;
+  for (const e of emails) bytes += (e.html?.length ?? 0) + (e.text?.length ?? 0) + (e.raw_mime?.length ?? 0);
+  for (const a of attachments) bytes += a.content.length;
+  return bytes > LARGE_INSERT_BYTES;
+}
+
 /**
- * Inserts messages with their recipients and attachments in ONE statement (data-modifying CTEs):
- * a statement is atomic on its own, so no BEGIN/COMMIT round trips, and the foreign keys are
- * checked at its end, when every row is in.
+ * Inserts messages with their recipients and attachments in ONE statement (data-modifying CTEs,
+ * one array parameter per column): a statement is atomic on its own, so no BEGIN/COMMIT round
+ * trips, and the foreign keys are checked at its end, when every row is in. Idempotent: rows
+ * whose ids are already stored are skipped, so running the same insert again (its first run's
+ * outcome unknown after a lost connection) stores each message once.
  */
 export async function insertEmails(
   db: Db,
@@ -99,16 +180,41 @@ export async function insertEmails(
   attachments: NewAttachment[],
 ): Promise<void> {
   if (emails.length === 0) return;
-  const emailRows = emails.map((e) => ({ ...e, headers: db.json(e.headers), tags: db.json(e.tags) }));
-  const insertMessages = db`insert into emails ${db(emailRows as never)}`;
-  if (recipients.length === 0 && attachments.length === 0) {
+  // A request at the largest sizes the API allows (a 100-item batch of 120 MB, 15,000 recipients)
+  // compresses its bodies and updates every index of three tables in one statement: on a busy
+  // machine that takes longer than the pool's 15 s statement timeout, which is sized for the
+  // small statements of everything else. Such an insert runs in a transaction with a timeout of
+  // its own; the small ones (nearly all) stay one statement without BEGIN/COMMIT round trips.
+  if ('begin' in db && isLarge(emails, recipients, attachments)) {
+    await db.begin(async (tx) => {
+      await tx.unsafe(`set local statement_timeout = ${LARGE_INSERT_TIMEOUT_MS}`);
+      await insertEmails(tx, emails, recipients, attachments);
+    });
+    return;
+  }
+  const m = unnestRows(
+    db,
+    emails.map((e) => ({
+      ...e,
+      source: e.source ?? 'api',
+      stream: e.stream ?? defaultStream(e.source ?? 'api'),
+      raw_mime: e.raw_mime ?? null,
+      envelope_from: e.envelope_from ?? null,
+    })),
+    EMAIL_COLUMNS,
+  );
+  const insertMessages = db`insert into emails (${m.columns}) ${m.select} on conflict (id) do nothing`;
+  const r = recipients.length > 0 ? unnestRows(db, recipients, RECIPIENT_COLUMNS) : null;
+  const a = attachments.length > 0 ? unnestRows(db, attachments, ATTACHMENT_COLUMNS) : null;
+  if (!r && !a) {
     await insertMessages;
-  } else if (attachments.length === 0) {
-    await db`with m as (${insertMessages}) insert into email_recipients ${db(recipients as never)}`;
+  } else if (!a) {
+    await db`with m as (${insertMessages})
+      insert into email_recipients (${r!.columns}) ${r!.select} on conflict do nothing`;
   } else {
     await db`with m as (${insertMessages}),
-      r as (insert into email_recipients ${db(recipients as never)})
-      insert into email_attachments ${db(attachments as never)}`;
+      r as (${r ? db`insert into email_recipients (${r.columns}) ${r.select} on conflict do nothing` : db`select 1`})
+      insert into email_attachments (${a.columns}) ${a.select} on conflict do nothing`;
   }
 }
 
@@ -131,6 +237,7 @@ export async function listRecipients(db: Db, emailId: string): Promise<Recipient
 export interface EmailFilters {
   status?: EmailStatus | undefined;
   kind?: string | undefined;
+  stream?: Stream | undefined;
   tag?: { name: string; value?: string | undefined } | undefined;
   to?: string | undefined;
   createdAfter?: Date | undefined;
@@ -151,6 +258,7 @@ export async function listEmails(db: Db, s: EmailScope, f: EmailFilters, page: P
   const where = db`${scoped(db, s)}
     ${f.status ? db`and e.status = ${f.status}` : db``}
     ${f.kind ? db`and e.kind = ${f.kind}` : db``}
+    ${f.stream ? db`and e.stream = ${f.stream}` : db``}
     ${tag}
     ${f.to ? db`and exists (select 1 from email_recipients r where r.email_id = e.id and r.email = ${f.to})` : db``}
     ${f.createdAfter ? db`and e.created_at > ${f.createdAfter}` : db``}

@@ -1,6 +1,7 @@
 // Inbound messages: raw storage by the MX / HTTP intake, parsed fields by the inbound worker.
 import { newId } from '../ids.js';
 import type { Db } from './pool.js';
+import { unnestRows } from './unnest.js';
 
 export interface InboundRow {
   id: string;
@@ -25,6 +26,12 @@ export interface InboundRow {
   in_reply_to: string | null;
   email_id: string | null;
   auto_reply: boolean;
+  helo: string | null;
+  mailbox_hash: string | null;
+  stripped_text: string | null;
+  auth: { spf: string; dkim: string; dmarc: string } | null;
+  route: { match: string; action: string; forward_to?: string } | null;
+  forward_email_id: string | null;
   created_at: Date;
   processed_at: Date | null;
 }
@@ -36,15 +43,17 @@ export interface NewInbound {
   mailFrom: string | null;
   rcptTo: string[];
   remoteAddress: string | null;
+  /** The client's EHLO name (the MX's; the HTTP intake's X-Tern-Helo). */
+  helo?: string | null;
   raw: Buffer;
 }
 
 export async function insertInbound(db: Db, m: NewInbound): Promise<string> {
   const id = newId('inb');
   await db`
-    insert into inbound_messages (id, org_id, domain_id, source, mail_from, rcpt_to, remote_address, raw, size)
+    insert into inbound_messages (id, org_id, domain_id, source, mail_from, rcpt_to, remote_address, helo, raw, size)
     values (${id}, ${m.orgId}, ${m.domainId}, ${m.source}, ${m.mailFrom}, ${m.rcptTo}, ${m.remoteAddress},
-            ${m.raw}, ${m.raw.length})`;
+            ${m.helo ?? null}, ${m.raw}, ${m.raw.length})`;
   return id;
 }
 
@@ -56,7 +65,7 @@ export async function loadInboundRaw(db: Db, id: string): Promise<(InboundRow & 
 export interface ParsedInbound {
   orgId: string | null;
   domainId: string | null;
-  kind: 'reply' | 'bounce' | 'complaint' | 'unsubscribe' | 'dropped';
+  kind: 'reply' | 'forward' | 'bounce' | 'complaint' | 'unsubscribe' | 'dmarc_report' | 'dropped';
   fromAddress: string | null;
   to: string[];
   cc: string[];
@@ -69,8 +78,33 @@ export interface ParsedInbound {
   emailId: string | null;
   autoReply: boolean;
   error?: string | null;
-  attachments: { filename: string | null; contentType: string; contentId: string | null; content: Buffer }[];
+  attachments: ParsedAttachment[];
+  strippedText?: string | null;
+  mailboxHash?: string | null;
+  auth?: { spf: string; dkim: string; dmarc: string } | null;
+  route?: { match: string; action: string; forward_to?: string } | null;
+  forwardEmailId?: string | null;
 }
+
+export interface ParsedAttachment {
+  /** `att_…`; given by the caller so that the event can name it in the same transaction. */
+  id: string;
+  filename: string | null;
+  contentType: string;
+  contentId: string | null;
+  content: Buffer;
+}
+
+const INBOUND_ATTACHMENT_COLUMNS = {
+  id: 'text',
+  inbound_id: 'text',
+  position: 'integer',
+  filename: 'text',
+  content_type: 'text',
+  content_id: 'text',
+  size: 'integer',
+  content: 'bytea',
+} as const;
 
 /** Stores what the worker parsed; idempotent (attachments replaced) so a re-run is harmless. */
 export async function saveParsedInbound(db: Db, id: string, p: ParsedInbound): Promise<void> {
@@ -80,12 +114,17 @@ export async function saveParsedInbound(db: Db, id: string, p: ParsedInbound): P
       kind = ${p.kind}, from_address = ${p.fromAddress}, to_addresses = ${p.to}, cc_addresses = ${p.cc},
       subject = ${p.subject}, text = ${p.text}, html = ${p.html}, headers = ${db.json(p.headers as never)},
       message_id = ${p.messageId}, in_reply_to = ${p.inReplyTo}, email_id = ${p.emailId},
-      auto_reply = ${p.autoReply}, error = ${p.error ?? null}, status = 'processed', processed_at = now()
+      auto_reply = ${p.autoReply}, error = ${p.error ?? null}, status = 'processed', processed_at = now(),
+      stripped_text = ${p.strippedText ?? null}, mailbox_hash = ${p.mailboxHash ?? null},
+      auth = ${p.auth ? db.json(p.auth) : null}, route = ${p.route ? db.json(p.route as never) : null},
+      forward_email_id = ${p.forwardEmailId ?? null}
     where id = ${id}`;
   await db`delete from inbound_attachments where inbound_id = ${id}`;
   if (p.attachments.length > 0) {
-    await db`insert into inbound_attachments ${db(
+    const u = unnestRows(
+      db,
       p.attachments.map((a, i) => ({
+        id: a.id,
         inbound_id: id,
         position: i,
         filename: a.filename,
@@ -93,8 +132,10 @@ export async function saveParsedInbound(db: Db, id: string, p: ParsedInbound): P
         content_id: a.contentId,
         size: a.content.length,
         content: a.content,
-      })) as never,
-    )}`;
+      })),
+      INBOUND_ATTACHMENT_COLUMNS,
+    );
+    await db`insert into inbound_attachments (${u.columns}) ${u.select}`;
   }
 }
 
@@ -115,13 +156,15 @@ export interface ReplyRoute {
   orgId: string;
   domainId: string;
   domainName: string;
+  /** The domain's inbound settings as stored (shared/domains/inbound-routes.ts reads them). */
+  inbound: unknown;
 }
 
 /** The verified domain `name` (and its organization), or null. */
 export async function verifiedDomainByName(db: Db, name: string): Promise<ReplyRoute | null> {
-  const [row] = await db<{ org_id: string; id: string; name: string }[]>`
-    select org_id, id, name from domains where name = ${name} and status = 'verified'`;
-  return row ? { orgId: row.org_id, domainId: row.id, domainName: row.name } : null;
+  const [row] = await db<{ org_id: string; id: string; name: string; inbound: unknown }[]>`
+    select org_id, id, name, inbound from domains where name = ${name} and status = 'verified'`;
+  return row ? { orgId: row.org_id, domainId: row.id, domainName: row.name, inbound: row.inbound } : null;
 }
 
 /** A sent message of the organization by its Message-ID (without angle brackets). */
@@ -185,6 +228,14 @@ export async function markRecipientComplained(db: Db, recipientId: string): Prom
     where id = ${recipientId}`;
 }
 
+/** The columns of the API's inbound object (not the raw bytes). */
+const INBOUND_COLUMNS = `id, org_id, domain_id, source, kind, mail_from, rcpt_to, size, status, error, from_address,
+  to_addresses, cc_addresses, subject, text, html, headers, message_id, in_reply_to, email_id, auto_reply,
+  helo, mailbox_hash, stripped_text, auth, route, forward_email_id, created_at, processed_at`;
+
+/** Received messages the API lists: replies and routed messages (webhook or forwarded). */
+const LISTED_KINDS = ['reply', 'forward'];
+
 export async function listInbound(
   db: Db,
   orgId: string,
@@ -192,31 +243,72 @@ export async function listInbound(
   page: { limit: number; after?: string | undefined; before?: string | undefined },
 ): Promise<InboundRow[]> {
   const scope = domainIds ? db`and domain_id = any(${domainIds})` : db``;
-  const cols = db`id, org_id, domain_id, source, kind, mail_from, rcpt_to, size, status, error, from_address,
-    to_addresses, cc_addresses, subject, text, html, headers, message_id, in_reply_to, email_id, auto_reply,
-    created_at, processed_at`;
+  const cols = db.unsafe(INBOUND_COLUMNS);
   if (page.before) {
     const rows = await db<InboundRow[]>`
-      select ${cols} from inbound_messages where org_id = ${orgId} and kind = 'reply' ${scope} and id > ${page.before}
+      select ${cols} from inbound_messages where org_id = ${orgId} and kind = any(${LISTED_KINDS}) ${scope}
+        and id > ${page.before}
       order by id asc limit ${page.limit + 1}`;
     return [...rows.slice(0, page.limit).reverse(), ...rows.slice(page.limit)];
   }
   return await db<InboundRow[]>`
-    select ${cols} from inbound_messages where org_id = ${orgId} and kind = 'reply' ${scope}
+    select ${cols} from inbound_messages where org_id = ${orgId} and kind = any(${LISTED_KINDS}) ${scope}
       ${page.after ? db`and id < ${page.after}` : db``}
     order by id desc limit ${page.limit + 1}`;
 }
 
 export async function getInbound(db: Db, orgId: string, id: string): Promise<InboundRow | null> {
   const [row] = await db<InboundRow[]>`
-    select id, org_id, domain_id, source, kind, mail_from, rcpt_to, size, status, error, from_address,
-      to_addresses, cc_addresses, subject, text, html, headers, message_id, in_reply_to, email_id, auto_reply,
-      created_at, processed_at
-    from inbound_messages where org_id = ${orgId} and id = ${id} and kind = 'reply'`;
+    select ${db.unsafe(INBOUND_COLUMNS)}
+    from inbound_messages where org_id = ${orgId} and id = ${id} and kind = any(${LISTED_KINDS})`;
   return row ?? null;
 }
 
-export async function inboundAttachments(db: Db, id: string) {
-  return await db<{ filename: string | null; content_type: string; content_id: string | null; size: number }[]>`
-    select filename, content_type, content_id, size from inbound_attachments where inbound_id = ${id} order by position`;
+export interface InboundAttachmentRow {
+  id: string;
+  filename: string | null;
+  content_type: string;
+  content_id: string | null;
+  size: number;
+}
+
+export async function inboundAttachments(db: Db, id: string): Promise<InboundAttachmentRow[]> {
+  return await db<InboundAttachmentRow[]>`
+    select id, filename, content_type, content_id, size from inbound_attachments
+    where inbound_id = ${id} order by position`;
+}
+
+/** One attachment's bytes (the caller checked the message is the key's). */
+export async function inboundAttachmentContent(
+  db: Db,
+  inboundId: string,
+  id: string,
+): Promise<(InboundAttachmentRow & { content: Buffer }) | null> {
+  const [row] = await db<(InboundAttachmentRow & { content: Buffer })[]>`
+    select id, filename, content_type, content_id, size, content from inbound_attachments
+    where inbound_id = ${inboundId} and id = ${id}`;
+  return row ?? null;
+}
+
+/**
+ * The forwarded copies of the organization sent with this SRS envelope sender (a bounce's
+ * recipient), each recipient newest first.
+ */
+export async function forwardRecipientsByEnvelope(
+  db: Db,
+  orgId: string,
+  envelopeFrom: string,
+): Promise<{ id: string; email: string }[]> {
+  return await db<{ id: string; email: string }[]>`
+    select r.id, r.email from emails e join email_recipients r on r.email_id = e.id
+    where e.org_id = ${orgId} and lower(e.envelope_from) = ${envelopeFrom.toLowerCase()}
+    order by e.id desc, r.id limit 50`;
+}
+
+/** Every listed message received in reply to one sent email, oldest first (the console's thread). */
+export async function inboundThread(db: Db, orgId: string, emailId: string, limit = 100): Promise<InboundRow[]> {
+  return await db<InboundRow[]>`
+    select ${db.unsafe(INBOUND_COLUMNS)}
+    from inbound_messages where org_id = ${orgId} and email_id = ${emailId} and kind = any(${LISTED_KINDS})
+    order by id asc limit ${limit}`;
 }

@@ -127,7 +127,7 @@ export interface TokenAuthRow {
   org_sending_paused_reason: string | null;
   org_rate_limit_per_second: number;
   org_rate_limit_burst: number;
-  org_domains: { id: string; name: string; status: string }[];
+  org_domains: { id: string; name: string; status: string; demo: boolean }[];
 }
 
 export async function findTokenAuth(db: Db, tokenHash: string): Promise<TokenAuthRow | null> {
@@ -138,7 +138,7 @@ export async function findTokenAuth(db: Db, tokenHash: string): Promise<TokenAut
            o.sending_paused_reason as org_sending_paused_reason,
            o.rate_limit_per_second as org_rate_limit_per_second,
            o.rate_limit_burst as org_rate_limit_burst,
-           coalesce((select json_agg(json_build_object('id', d.id, 'name', d.name, 'status', d.status)
+           coalesce((select json_agg(json_build_object('id', d.id, 'name', d.name, 'status', d.status, 'demo', d.demo)
                                      order by d.name)
                      from domains d where d.org_id = k.org_id), '[]') as org_domains
     from api_key_tokens t

@@ -2,8 +2,8 @@
 import { COUNTERS, countersOf, zeroCounts, type Counter, type Counts } from '../metrics/counters.js';
 import type { Db, Sql } from './pool.js';
 
-export type Facet = 'provider' | 'key' | 'template' | 'kind';
-export const FACETS: readonly Facet[] = ['provider', 'key', 'template', 'kind'];
+export type Facet = 'provider' | 'key' | 'template' | 'kind' | 'stream';
+export const FACETS: readonly Facet[] = ['provider', 'key', 'template', 'kind', 'stream'];
 
 /** One cell of the full grain; '' stands for "none" in every dimension. */
 export interface Grain {
@@ -15,6 +15,8 @@ export interface Grain {
   keyId: string;
   templateId: string;
   kind: string;
+  /** The message's delivery stream ('' or absent for events of no message). */
+  stream?: string;
 }
 
 export interface Delta extends Grain {
@@ -67,7 +69,7 @@ async function upsert(
 }
 
 const primaryKeys: Record<string, string> = {
-  metrics_daily: 'org_id, day, domain_id, provider, key_id, template_id, kind',
+  metrics_daily: 'org_id, day, domain_id, provider, key_id, template_id, kind, stream',
   metrics_daily_totals: 'org_id, domain_id, day',
   metrics_daily_facets: 'org_id, domain_id, facet, day, facet_key',
 };
@@ -81,8 +83,14 @@ export async function applyDeltas(db: Db, deltas: Delta[]): Promise<void> {
   const totals: Acc = new Map();
   const facets: Acc = new Map();
   for (const d of deltas) {
-    add(grain, [d.orgId, d.day, d.domainId, d.provider, d.keyId, d.templateId, d.kind], d.counts);
-    const values: Record<Facet, string> = { provider: d.provider, key: d.keyId, template: d.templateId, kind: d.kind };
+    add(grain, [d.orgId, d.day, d.domainId, d.provider, d.keyId, d.templateId, d.kind, d.stream ?? ''], d.counts);
+    const values: Record<Facet, string> = {
+      provider: d.provider,
+      key: d.keyId,
+      template: d.templateId,
+      kind: d.kind,
+      stream: d.stream ?? '',
+    };
     for (const dom of d.domainId === '' ? [''] : [d.domainId, '']) {
       add(totals, [d.orgId, dom, d.day], d.counts);
       for (const f of FACETS) add(facets, [d.orgId, dom, f, d.day, values[f]], d.counts);
@@ -91,8 +99,8 @@ export async function applyDeltas(db: Db, deltas: Delta[]): Promise<void> {
   await upsert(
     db,
     'metrics_daily',
-    ['org_id', 'day', 'domain_id', 'provider', 'key_id', 'template_id', 'kind'],
-    ['text', 'date', 'text', 'text', 'text', 'text', 'text'],
+    ['org_id', 'day', 'domain_id', 'provider', 'key_id', 'template_id', 'kind', 'stream'],
+    ['text', 'date', 'text', 'text', 'text', 'text', 'text', 'text'],
     sorted(grain),
   );
   await upsert(db, 'metrics_daily_totals', ['org_id', 'domain_id', 'day'], ['text', 'text', 'date'], sorted(totals));
@@ -118,6 +126,7 @@ interface ClaimedEvent {
   key_id: string | null;
   template_id: string | null;
   kind: string | null;
+  stream: string | null;
   created_at: Date;
 }
 
@@ -136,8 +145,10 @@ const CLAIMED = [
   'kind',
   'created_at',
 ];
-const CLAIMED_COLUMNS = CLAIMED.join(', ');
-const CLAIMED_COLUMNS_E = CLAIMED.map((c) => `e.${c}`).join(', ');
+// The stream is the message's (events do not repeat it): one primary-key look-up per event.
+const CLAIMED_COLUMNS = `${CLAIMED.join(', ')}, (select m.stream from emails m where m.id = email_id) as stream`;
+const CLAIMED_COLUMNS_E = `${CLAIMED.map((c) => `e.${c}`).join(', ')},
+  (select m.stream from emails m where m.id = e.email_id) as stream`;
 
 /** Counts claimed events (inside the claiming transaction); returns how many moved a counter. */
 async function countClaimed(tx: Db, claimed: ClaimedEvent[]): Promise<number> {
@@ -160,6 +171,7 @@ async function countClaimed(tx: Db, claimed: ClaimedEvent[]): Promise<number> {
       keyId: e.key_id ?? '',
       templateId: e.template_id ?? '',
       kind: e.kind ?? '',
+      stream: e.stream ?? '',
       counts,
     });
   }

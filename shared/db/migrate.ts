@@ -3,7 +3,7 @@
 // processes, parallel test files) wait for each other instead of applying a file twice.
 import { readdir, readFile } from 'node:fs/promises';
 import { fromRoot } from '../paths.js';
-import type { Sql } from './pool.js';
+import type { Db, Sql } from './pool.js';
 
 const LOCK_ID = 7_240_301; // arbitrary, constant: "tern migrations"
 
@@ -16,6 +16,13 @@ export interface Migration {
 export async function listMigrations(dir = fromRoot('sql')): Promise<Migration[]> {
   const files = (await readdir(dir)).filter((f) => /^\d{6}_[a-z0-9_]+\.sql$/.test(f)).sort();
   return files.map((file) => ({ id: Number(file.slice(0, 6)), name: file.slice(7, -4), file: `${dir}/${file}` }));
+}
+
+/** The migrations recorded as applied (none when the table does not exist yet). */
+export async function appliedMigrations(db: Db): Promise<{ id: number; name: string }[]> {
+  const [exists] = await db<{ t: string | null }[]>`select to_regclass('tern_migrations')::text as t`;
+  if (!exists?.t) return [];
+  return await db<{ id: number; name: string }[]>`select id, name from tern_migrations order by id`;
 }
 
 /** Applies pending migrations; returns the names of those this call applied. */

@@ -2,6 +2,17 @@
 import { newId } from '../ids.js';
 import type { Db } from './pool.js';
 
+/** One entry of organizations.alert_rules (DESIGN §5): set by PATCH /organization, checked by delivery. */
+export interface AlertRule {
+  metric: 'bounce' | 'complaint';
+  /** Percent of the window's sent messages, > 0 and ≤ 100. */
+  threshold: number;
+  /** The rule is not evaluated below this many sent messages in the window. */
+  min_volume: number;
+  window_days: number;
+  action: 'pause' | 'notify';
+}
+
 export interface OrgRow {
   id: string;
   name: string;
@@ -13,6 +24,8 @@ export interface OrgRow {
   track_clicks: boolean;
   daily_cap: number | null;
   alert_rules: unknown[];
+  retention_content_days: number;
+  retention_events_days: number;
   created_at: Date;
   updated_at: Date;
 }
@@ -63,6 +76,8 @@ export interface OrgSettingsPatch {
   rate_limit_burst?: number;
   daily_cap?: number | null;
   alert_rules?: unknown[];
+  retention_content_days?: number | undefined;
+  retention_events_days?: number | undefined;
 }
 
 /** Locks the row for a read-modify-write of its settings (call inside a transaction). */
@@ -88,4 +103,10 @@ export async function setOrgRateLimit(db: Db, orgId: string, limit: { perSecond:
     update organizations
        set rate_limit_per_second = ${limit.perSecond}, rate_limit_burst = ${limit.burst}, updated_at = now()
      where id = ${orgId}`;
+}
+
+/** Organizations whose sending is paused (GET /metrics). */
+export async function countPausedOrgs(db: Db): Promise<number> {
+  const [row] = await db<{ n: string }[]>`select count(*) as n from organizations where sending_paused`;
+  return Number(row!.n);
 }

@@ -147,11 +147,29 @@ export function filterCondition(db: Db, orgId: string, f: SegmentFilter): Frag {
   return db`(${leaf(db, f)})`;
 }
 
-/** The contacts the filter selects, newest first; fetches limit + 1 rows. */
+/**
+ * Membership of the segment as a SQL boolean over `c`: a contact an automation added
+ * (segment_members.included) is in; one it removed is out; any other is in when the filter
+ * selects it.
+ */
+export function membershipCondition(db: Db, orgId: string, segmentId: string, filter: SegmentFilter): Frag {
+  return db`coalesce(
+    (select m.included from segment_members m where m.segment_id = ${segmentId} and m.contact_id = c.id),
+    ${filterCondition(db, orgId, filter)})`;
+}
+
+/** Adds the contact to the segment (`included`) or takes it out, whatever the filter says. */
+export async function setSegmentMember(db: Db, segmentId: string, contactId: string, included: boolean): Promise<void> {
+  await db`
+    insert into segment_members (segment_id, contact_id, included) values (${segmentId}, ${contactId}, ${included})
+    on conflict (segment_id, contact_id) do update set included = excluded.included, updated_at = now()`;
+}
+
+/** The contacts in the segment, newest first; fetches limit + 1 rows. */
 export async function listSegmentContacts(
   db: Db,
   orgId: string,
-  filter: SegmentFilter,
+  segment: Pick<SegmentRow, 'id' | 'filter'>,
   page: Page,
 ): Promise<ContactRow[]> {
   return await pagedRows<ContactRow>(
@@ -159,9 +177,15 @@ export async function listSegmentContacts(
     page,
     (cursor, order, limit) => db<ContactRow[]>`
       select c.* from contacts c
-      where c.org_id = ${orgId} and ${filterCondition(db, orgId, filter)} ${cursor}
+      where c.org_id = ${orgId} and ${membershipCondition(db, orgId, segment.id, segment.filter)} ${cursor}
       ${order} limit ${limit}`,
   );
+}
+
+/** The segments of the organization with these ids. */
+export async function findSegments(db: Db, orgId: string, ids: string[]): Promise<SegmentRow[]> {
+  if (ids.length === 0) return [];
+  return await db<SegmentRow[]>`select * from segments where org_id = ${orgId} and id = any(${ids})`;
 }
 
 export async function insertSegment(
@@ -208,4 +232,16 @@ export async function updateSegment(
 export async function deleteSegment(db: Db, orgId: string, id: string): Promise<SegmentRow | null> {
   const [row] = await db<SegmentRow[]>`delete from segments where org_id = ${orgId} and id = ${id} returning *`;
   return row ?? null;
+}
+
+/** How many contacts are in a segment now (its filter and its added members, as listSegmentContacts). */
+export async function countSegmentContacts(
+  db: Db,
+  orgId: string,
+  segment: Pick<SegmentRow, 'id' | 'filter'>,
+): Promise<number> {
+  const [row] = await db<{ n: string }[]>`
+    select count(*) as n from contacts c
+    where c.org_id = ${orgId} and ${membershipCondition(db, orgId, segment.id, segment.filter)}`;
+  return Number(row!.n);
 }

@@ -2,6 +2,7 @@
 // at fan-out; attempts only ever add rows and move the delivery's counters.
 import { newId } from '../ids.js';
 import type { Db } from './pool.js';
+import { unnestRows } from './unnest.js';
 import type { Page } from './keys.js';
 
 export type DeliveryStatus = 'pending' | 'succeeded' | 'failed';
@@ -30,6 +31,8 @@ export interface AttemptRow {
   status_code: number | null;
   latency_ms: number | null;
   error: string | null;
+  /** The first 1 KiB of the answer body. */
+  response_body: string | null;
 }
 
 export interface NewDelivery {
@@ -39,6 +42,16 @@ export interface NewDelivery {
   eventType: string;
   body: Buffer;
 }
+
+const FANOUT_COLUMNS = {
+  id: 'text',
+  webhook_id: 'text',
+  org_id: 'text',
+  event_id: 'text',
+  event_type: 'text',
+  body: 'bytea',
+  next_attempt_at: 'timestamptz',
+} as const;
 
 /**
  * The fan-out of a batch of events in one statement (atomic without a transaction): inserts their
@@ -61,11 +74,11 @@ export async function insertFanout(
     body: r.body,
     next_attempt_at: now,
   }));
-  const inserted =
-    values.length > 0
-      ? db`insert into webhook_deliveries ${db(values as never)} on conflict (event_id, webhook_id) do nothing
+  const u = values.length > 0 ? unnestRows(db, values, FANOUT_COLUMNS) : null;
+  const inserted = u
+    ? db`insert into webhook_deliveries (${u.columns}) ${u.select} on conflict (event_id, webhook_id) do nothing
           returning id, webhook_id, event_id`
-      : db`select null::text as id, null::text as webhook_id, null::text as event_id where false`;
+    : db`select null::text as id, null::text as webhook_id, null::text as event_id where false`;
   // The final select sees the table as it was before this statement: `ins` adds the new rows.
   return await db<{ id: string; webhook_id: string; event_id: string }[]>`
     with ins as (${inserted}),
@@ -122,6 +135,8 @@ export interface AttemptOutcome {
   statusCode: number | null;
   latencyMs: number;
   error: string | null;
+  /** The first 1 KiB of the answer body (null: no answer). */
+  responseBody?: string | null;
   /** The delivery's state after this attempt. */
   status: DeliveryStatus;
   nextAttemptAt: Date | null;
@@ -131,7 +146,7 @@ export async function finishAttempt(db: Db, id: string, attempt: number, o: Atte
   await db`
     with a as (
       update webhook_attempts set finished_at = now(), status_code = ${o.statusCode},
-        latency_ms = ${o.latencyMs}, error = ${o.error}
+        latency_ms = ${o.latencyMs}, error = ${o.error}, response_body = ${o.responseBody ?? null}
       where delivery_id = ${id} and attempt = ${attempt})
     update webhook_deliveries set status = ${o.status}, next_attempt_at = ${o.nextAttemptAt},
       last_status_code = ${o.statusCode}, last_error = ${o.error}, updated_at = now(),
@@ -172,21 +187,71 @@ export interface ListedDelivery extends Omit<DeliveryRow, 'body'> {
 export async function listDeliveries(
   db: Db,
   webhookId: string,
-  page: Page & { status?: DeliveryStatus | undefined },
+  page: Page & { status?: DeliveryStatus | undefined; eventType?: string | undefined },
 ): Promise<ListedDelivery[]> {
   const status = page.status ? db`and d.status = ${page.status}` : db``;
+  const type = page.eventType ? db`and d.event_type = ${page.eventType}` : db``;
   const cursor = page.before ? db`and d.id > ${page.before}` : page.after ? db`and d.id < ${page.after}` : db``;
   const rows = await db<ListedDelivery[]>`
     select d.id, d.webhook_id, d.org_id, d.event_id, d.event_type, d.status, d.attempts, d.next_attempt_at,
       d.last_status_code, d.last_error, d.created_at, d.updated_at, d.completed_at,
       coalesce((select json_agg(json_build_object(
           'attempt', a.attempt, 'started_at', a.started_at, 'finished_at', a.finished_at,
-          'status_code', a.status_code, 'latency_ms', a.latency_ms, 'error', a.error) order by a.attempt)
+          'status_code', a.status_code, 'latency_ms', a.latency_ms, 'error', a.error,
+          'response_body', a.response_body) order by a.attempt)
         from webhook_attempts a where a.delivery_id = d.id), '[]') as history
     from webhook_deliveries d
-    where d.webhook_id = ${webhookId} ${status} ${cursor}
+    where d.webhook_id = ${webhookId} ${status} ${type} ${cursor}
     order by d.id ${page.before ? db`asc` : db`desc`} limit ${page.limit + 1}`;
   return page.before ? rows.reverse() : rows;
+}
+
+/** One delivery of an endpoint with its body and attempts (the console's delivery view). */
+export async function getDelivery(
+  db: Db,
+  webhookId: string,
+  id: string,
+): Promise<(ListedDelivery & { body: Buffer }) | null> {
+  const [row] = await db<(ListedDelivery & { body: Buffer })[]>`
+    select d.*,
+      coalesce((select json_agg(json_build_object(
+          'attempt', a.attempt, 'started_at', a.started_at, 'finished_at', a.finished_at,
+          'status_code', a.status_code, 'latency_ms', a.latency_ms, 'error', a.error,
+          'response_body', a.response_body) order by a.attempt)
+        from webhook_attempts a where a.delivery_id = d.id), '[]') as history
+    from webhook_deliveries d where d.webhook_id = ${webhookId} and d.id = ${id}`;
+  return row ?? null;
+}
+
+/**
+ * Makes every failed delivery of an endpoint created in [from, to) due now again (a replay of an
+ * outage), at most `limit` of them, oldest first; returns the ones requeued.
+ */
+export async function requeueFailedDeliveries(
+  db: Db,
+  webhookId: string,
+  range: { from: Date; to: Date },
+  limit: number,
+): Promise<{ id: string; webhook_id: string }[]> {
+  return await db<{ id: string; webhook_id: string }[]>`
+    update webhook_deliveries set status = 'pending', next_attempt_at = now(), completed_at = null, updated_at = now()
+    where id in (
+      select id from webhook_deliveries
+      where webhook_id = ${webhookId} and status = 'failed' and created_at >= ${range.from} and created_at < ${range.to}
+      order by id limit ${limit})
+    returning id, webhook_id`;
+}
+
+/** How many failed deliveries of an endpoint were created in [from, to) (what a replay would requeue). */
+export async function countFailedDeliveries(
+  db: Db,
+  webhookId: string,
+  range: { from: Date; to: Date },
+): Promise<number> {
+  const [row] = await db<{ n: string }[]>`
+    select count(*) as n from webhook_deliveries
+    where webhook_id = ${webhookId} and status = 'failed' and created_at >= ${range.from} and created_at < ${range.to}`;
+  return Number(row!.n);
 }
 
 export async function getDeliveryBody(db: Db, id: string): Promise<Buffer | null> {
@@ -199,9 +264,22 @@ export async function dueDeliveries(
   db: Db,
   graceMs: number,
   limit: number,
+  /** The last id of the previous page (pages go by id). */
+  after = '',
 ): Promise<{ id: string; webhook_id: string }[]> {
   return await db<{ id: string; webhook_id: string }[]>`
     select id, webhook_id from webhook_deliveries
-    where status = 'pending' and next_attempt_at < now() - make_interval(secs => ${graceMs / 1000})
-    order by next_attempt_at limit ${limit}`;
+    where status = 'pending' and next_attempt_at < now() - make_interval(secs => ${graceMs / 1000}) and id > ${after}
+    order by id limit ${limit}`;
+}
+
+/**
+ * Pending deliveries (first attempt or a retry to come) and the age of the oldest, for GET
+ * /metrics; index-only on webhook_deliveries_pending_age_idx.
+ */
+export async function webhookBacklog(db: Db): Promise<{ pending: number; oldestSeconds: number }> {
+  const [row] = await db<{ pending: string; oldest: number | null }[]>`
+    select count(*) as pending, extract(epoch from now() - min(created_at))::float8 as oldest
+    from webhook_deliveries where status = 'pending'`;
+  return { pending: Number(row!.pending), oldestSeconds: Math.max(0, row!.oldest ?? 0) };
 }

@@ -8,6 +8,7 @@ export interface EventForWebhook extends EventRow {
   email_to: string[] | null;
   email_subject: string | null;
   email_kind: string | null;
+  email_stream: string | null;
   email_tags: { name: string; value: string }[] | null;
   email_template_id: string | null;
   email_template_slug: string | null;
@@ -23,7 +24,7 @@ export interface EventToFanOut extends EventForWebhook {
 // The event with its message fields and matching endpoints; `src` is the set of event ids.
 const FANOUT_SELECT = `
   select ev.*, e.from_address as email_from, e.to_addresses as email_to, e.subject as email_subject,
-    e.kind as email_kind, e.tags as email_tags, e.template_id as email_template_id,
+    e.kind as email_kind, e.stream as email_stream, e.tags as email_tags, e.template_id as email_template_id,
     e.template_slug as email_template_slug, e.template_version as email_template_version,
     r.email as recipient_email,
     array(select w.id from webhooks w

@@ -113,15 +113,19 @@ export async function markWebhookHealthy(db: Db, id: string): Promise<void> {
 
 /**
  * Records a failed attempt against the endpoint; disables it when it has been failing without
- * a single success for longer than `disableAfterMs`. Returns true when this call disabled it.
+ * a single success for longer than `disableAfterMs`. Returns the endpoint when this call disabled it.
  */
-export async function markWebhookFailing(db: Db, id: string, disableAfterMs: number): Promise<boolean> {
+export async function markWebhookFailing(
+  db: Db,
+  id: string,
+  disableAfterMs: number,
+): Promise<Pick<WebhookRow, 'id' | 'org_id' | 'url' | 'disabled_reason'> | null> {
   await db`update webhooks set failing_since = now() where id = ${id} and failing_since is null`;
   const rows = await db`
     update webhooks set status = 'disabled', updated_at = now(),
       disabled_reason = 'failing continuously since ' || to_char(failing_since at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')
     where id = ${id} and status = 'enabled'
       and failing_since < now() - make_interval(secs => ${disableAfterMs / 1000})
-    returning id`;
-  return rows.length > 0;
+    returning id, org_id, url, disabled_reason`;
+  return (rows[0] as Pick<WebhookRow, 'id' | 'org_id' | 'url' | 'disabled_reason'> | undefined) ?? null;
 }

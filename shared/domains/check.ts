@@ -1,9 +1,14 @@
 // One DNS check of a domain, stored: shared by POST /domains/{id}/verify and the console's
 // Verify button. A name another organization holds verified is never verified here (inbound
 // routing needs one owner), including when the other one wins a race to the unique index.
+// A check that changes the verdict fires an organization event: `domain.verified` when the
+// domain becomes verified, `domain.failed` when a verified domain stops passing.
 import type { Config } from '../config.js';
 import { isVerifiedElsewhere, saveDomainCheck, type DomainRow } from '../db/domains.js';
 import type { Db } from '../db/pool.js';
+import { fireOrgEvent } from '../org-events.js';
+import type { Queues } from '../queues.js';
+import { withPoolSpfOne } from './pool-spf.js';
 import type { DomainRecord } from './records.js';
 import { uniqueViolation } from './setup.js';
 import { takenOutcome, verifyRecords } from './verify.js';
@@ -15,8 +20,43 @@ export async function checkDomain(
   db: Db,
   config: Pick<Config, 'dnsServers' | 'mxHost'>,
   d: DomainRow,
+  queues?: Pick<Queues, 'webhook-fanout' | 'metrics-rollup'>,
 ): Promise<DomainRow | null> {
-  const records = d.records as DomainRecord[];
+  const saved = await checkAndSave(db, config, d);
+  if (saved && queues) await fireVerdictChange(db, queues, d, saved);
+  return saved;
+}
+
+async function fireVerdictChange(
+  db: Db,
+  queues: Pick<Queues, 'webhook-fanout' | 'metrics-rollup'>,
+  before: DomainRow,
+  after: DomainRow,
+): Promise<void> {
+  const base = { domain_id: after.id, domain: after.name };
+  if (after.status === 'verified' && before.status !== 'verified') {
+    await fireOrgEvent(
+      { sql: db, queues },
+      { orgId: after.org_id, type: 'domain.verified', data: base, domainId: after.id },
+    );
+  } else if (before.status === 'verified' && after.status === 'failed') {
+    const failing = (after.records as DomainRecord[])
+      .filter((r) => r.status === 'failed')
+      .map((r) => ({ record: r.record, name: r.name, reason: r.reason ?? null }));
+    await fireOrgEvent(
+      { sql: db, queues },
+      { orgId: after.org_id, type: 'domain.failed', data: { ...base, records: failing }, domainId: after.id },
+    );
+  }
+}
+
+async function checkAndSave(
+  db: Db,
+  config: Pick<Config, 'dnsServers' | 'mxHost'>,
+  d: DomainRow,
+): Promise<DomainRow | null> {
+  // The SPF record expected is the one shown: with the addresses of the pools that apply now.
+  const records = (await withPoolSpfOne(db, d)).records as DomainRecord[];
   let outcome = (await isVerifiedElsewhere(db, d.name, d.org_id))
     ? takenOutcome(records, d.name)
     : await verifyRecords(records, { dnsServers: config.dnsServers, mxHost: config.mxHost, timeoutMs: DNS_TIMEOUT_MS });

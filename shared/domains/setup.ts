@@ -56,12 +56,12 @@ export function uniqueViolation(err: unknown): string | null {
 /**
  * Creates the domain with a fresh DKIM key. `verified: true` is the operator override of
  * `tern domain add --verified`: the domain is marked verified without looking at DNS (its records
- * stay `pending`, since nobody checked them).
+ * stay `pending`, since nobody checked them). `warmup: false` is `tern domain add --established`.
  */
 export async function provisionDomain(
   db: Db,
   config: Pick<Config, 'mxHost'>,
-  input: { orgId: string; name: string; verified?: boolean },
+  input: { orgId: string; name: string; verified?: boolean; warmup?: boolean },
 ): Promise<DomainRow> {
   const name = parseDomainName(input.name);
   const key = await generateDkimKey();
@@ -73,6 +73,7 @@ export async function provisionDomain(
       records: buildRecords(name, config.mxHost, key.publicKeyBase64),
       dkimPrivateKey: key.privateKeyPem,
       dkimPublicKey: key.publicKeyBase64,
+      warmup: input.warmup ?? true,
     });
   } catch (err) {
     const constraint = uniqueViolation(err);

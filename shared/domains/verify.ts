@@ -68,9 +68,17 @@ async function checkSpf(resolver: Resolver, rec: DomainRecord, mxHost: string): 
     return { status: 'failed', reason: `${rec.name} has ${spf.length} SPF records; RFC 7208 allows one` };
   }
   const terms = spf[0]!.trim().toLowerCase().split(/\s+/);
-  const mechanism = `a:${mxHost.toLowerCase()}`;
-  if (terms.includes(mechanism) || terms.includes(`+${mechanism}`)) return { status: 'verified' };
-  return { status: 'failed', reason: `The SPF record at ${rec.name} does not authorise ${mechanism}` };
+  // The MX host, and every IP pool address the record names (ip4:/ip6:, shared/domains/pool-spf.ts).
+  const wanted = [
+    `a:${mxHost.toLowerCase()}`,
+    ...rec.value
+      .toLowerCase()
+      .split(/\s+/)
+      .filter((t) => /^ip[46]:/.test(t)),
+  ];
+  const missing = wanted.filter((m) => !terms.includes(m) && !terms.includes(`+${m}`));
+  if (missing.length === 0) return { status: 'verified' };
+  return { status: 'failed', reason: `The SPF record at ${rec.name} does not authorise ${missing.join(' ')}` };
 }
 
 async function checkMx(resolver: Resolver, rec: DomainRecord, mxHost: string): Promise<Check> {
@@ -95,6 +103,7 @@ async function checkRecord(resolver: Resolver, rec: DomainRecord, mxHost: string
         return await checkSpf(resolver, rec, mxHost);
       case 'MX_BOUNCE':
       case 'MX_REPLY':
+      case 'MX_INBOUND':
         return await checkMx(resolver, rec, mxHost);
       case 'DMARC':
         return await checkDmarc(resolver, rec);

@@ -56,10 +56,12 @@ async function labelsFor(db: Db, orgId: string, facet: Facet, rows: FacetRow[]):
   const labels = new Map<string, string>();
   for (const k of keys) {
     if (facet === 'provider') labels.set(k, providerLabel(k));
-    else if (facet === 'kind') labels.set(k, k);
+    else if (facet === 'kind' || facet === 'stream') labels.set(k, k);
     else labels.set(k, names.get(k) ?? k);
   }
-  const none = { provider: 'Unknown', key: 'No key', template: 'No template', kind: 'No kind' }[facet];
+  const none = { provider: 'Unknown', key: 'No key', template: 'No template', kind: 'No kind', stream: 'No stream' }[
+    facet
+  ];
   labels.set('', none);
   return labels;
 }

@@ -1,3 +1,4 @@
+import { expect } from 'chai';
 import { request } from 'undici';
 
 // A browser stand-in for the console: keeps the session cookie, never follows redirects (tests
@@ -32,6 +33,23 @@ export class ConsoleClient {
     return await this.send('POST', path, body.toString(), opts.headers);
   }
 
+  /** Posts multipart/form-data (a file upload); `_csrf` is added from the last page unless `csrf` is false. */
+  async postMultipart(
+    path: string,
+    fields: Record<string, string>,
+    file: { field: string; filename: string; content: string | Buffer; type?: string },
+    opts: { csrf?: boolean } = {},
+  ): Promise<ConsoleResponse> {
+    const fd = new FormData();
+    if (opts.csrf !== false && this.csrf && !('_csrf' in fields)) fd.append('_csrf', this.csrf);
+    for (const [k, v] of Object.entries(fields)) fd.append(k, v);
+    fd.append(file.field, new Blob([file.content], { type: file.type ?? 'text/csv' }), file.filename);
+    // The Fetch API writes the multipart body and its boundary; the bytes go out through `send`.
+    const req = new Request('http://localhost/', { method: 'POST', body: fd });
+    const body = Buffer.from(await req.arrayBuffer());
+    return await this.send('POST', path, body, { 'content-type': req.headers.get('content-type')! });
+  }
+
   async login(email: string, password: string): Promise<ConsoleResponse> {
     const res = await this.post('/console/login', { email, password }, { csrf: false });
     if (res.status === 303) await this.get('/console');
@@ -41,12 +59,12 @@ export class ConsoleClient {
   private async send(
     method: string,
     path: string,
-    body?: string,
+    body?: string | Buffer,
     extra: Record<string, string> = {},
   ): Promise<ConsoleResponse> {
     const headers: Record<string, string> = { ...extra };
     if (this.cookie) headers.cookie = this.cookie;
-    if (body !== undefined) headers['content-type'] = 'application/x-www-form-urlencoded';
+    if (body !== undefined) headers['content-type'] ??= 'application/x-www-form-urlencoded';
     // undici's request, not fetch: fetch drops a hand-set Origin header, which the tests need.
     const res = await request(`${this.base}${path}`, { method: method as 'GET' | 'POST', headers, body });
     const text = await res.body.text();
@@ -67,4 +85,10 @@ export class ConsoleClient {
       setCookie,
     };
   }
+}
+
+/** Asserts a console error page: its status and the error code it shows (`data-error`). */
+export function expectPageError(res: ConsoleResponse, status: number, code: string): void {
+  expect(res.status, res.text).to.equal(status);
+  expect(res.text).to.contain(`data-error="${code}"`);
 }

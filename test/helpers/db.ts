@@ -1,11 +1,14 @@
 // Test databases: the migrations are applied once to a template database named after a hash of
-// sql/, then every test file gets its own copy (CREATE DATABASE … TEMPLATE), dropped at the end.
+// sql/'s contents (kept and reused by later runs and other checkouts), then every test file gets
+// its own copy (CREATE DATABASE … TEMPLATE), dropped when the file ends.
 import { createHash, randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
+import { basename } from 'node:path';
 import postgres from 'postgres';
 import { listMigrations, migrate } from '../../shared/db/migrate.js';
 import { createPool, type Sql } from '../../shared/db/pool.js';
 import { track } from './resources.js';
+import { sleep } from './wait.js';
 
 export const ADMIN_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
@@ -18,14 +21,21 @@ export function dbUrl(name: string): string {
 const created = new Set<string>();
 let template: Promise<string> | null = null;
 
-async function schemaHash(): Promise<string> {
+/**
+ * The template's name comes from what sql/ holds (each migration's file name and text), not from
+ * where the checkout is: every run and every checkout with the same migrations shares one template.
+ */
+export async function templateName(dir?: string): Promise<string> {
   const h = createHash('sha256');
-  for (const m of await listMigrations()) h.update(m.file).update(await readFile(m.file));
-  return h.digest('hex').slice(0, 16);
+  for (const m of await listMigrations(dir))
+    h.update(basename(m.file))
+      .update('\0')
+      .update(await readFile(m.file));
+  return `tern_tpl_${h.digest('hex').slice(0, 16)}`;
 }
 
 async function ensureTemplate(): Promise<string> {
-  const name = `tern_tpl_${await schemaHash()}`;
+  const name = await templateName();
   const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {} });
   try {
     await admin`select pg_advisory_lock(hashtext(${name}))`;
@@ -71,7 +81,7 @@ export async function createTestDb(): Promise<TestDb> {
       } catch (err) {
         // Another runner may be copying the same template at this instant.
         if (attempt >= 20 || !/being accessed by other users/.test(String(err))) throw err;
-        await new Promise((r) => setTimeout(r, 100 + attempt * 50));
+        await sleep(100 + attempt * 50);
       }
     }
   } finally {
@@ -83,30 +93,51 @@ export async function createTestDb(): Promise<TestDb> {
   return { name, url: dbUrl(name), sql: Object.assign(sql, { closeTracked: closeSql }) };
 }
 
-/** Closes the file's pool and drops its database at once (the root hook drops any left over). */
+/**
+ * Closes the file's pool and drops its database at once; one that cannot be dropped now is
+ * dropped by the root hook, which fails the file if it still cannot.
+ */
 export async function closeTestDb(db: TestDb): Promise<void> {
   await (db.sql as Sql & { closeTracked: () => Promise<void> }).closeTracked();
   await dropDatabases([db.name]);
 }
 
-async function dropDatabases(names: string[]): Promise<void> {
-  if (names.length === 0) return;
+/** Drops the databases; returns "name: reason" for each that could not be dropped (kept for a retry). */
+async function dropDatabases(names: string[]): Promise<string[]> {
+  if (names.length === 0) return [];
+  const failed: string[] = [];
   const admin = postgres(ADMIN_URL, { max: 4, onnotice: () => {} });
   try {
     // A few at a time: each DROP DATABASE waits for a checkpoint-like flush of its files.
     for (let i = 0; i < names.length; i += 4) {
       await Promise.all(
         names.slice(i, i + 4).map(async (name) => {
-          await admin.unsafe(`drop database if exists "${name}" with (force)`).catch(() => {});
-          created.delete(name);
+          try {
+            await admin.unsafe(`drop database if exists "${name}" with (force)`);
+            created.delete(name);
+          } catch (err) {
+            failed.push(`${name}: ${err instanceof Error ? err.message : String(err)}`);
+          }
         }),
       );
     }
   } finally {
     await admin.end();
   }
+  return failed;
 }
 
-export async function dropCreatedDatabases(): Promise<void> {
-  await dropDatabases([...created]);
+/** Drops what the file created and has not dropped; returns those that could not be dropped. */
+export async function dropCreatedDatabases(): Promise<string[]> {
+  return await dropDatabases([...created]);
+}
+
+/** The database `tern`, migrated, on a private Postgres cluster (bench/lib/private-services.ts). */
+export async function privateDatabase(pg: { url: string; urlFor(db: string): string }): Promise<Sql> {
+  const admin = createPool(pg.url, { max: 1 });
+  await admin.unsafe('create database tern');
+  await admin.end();
+  const sql = createPool(pg.urlFor('tern'), { max: 4 });
+  await migrate(sql);
+  return sql;
 }

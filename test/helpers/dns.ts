@@ -18,6 +18,10 @@ export interface TestDns {
   /** Replaces the TXT values of a name (each value split into ≤ 255-byte strings on the wire). */
   txt(name: string, values: string[]): void;
   mx(name: string, answers: MxAnswer[]): void;
+  /** A records of a name. */
+  a(name: string, addresses: string[]): void;
+  /** PTR records of a name (`1.0.0.127.in-addr.arpa`). */
+  ptr(name: string, names: string[]): void;
   /** Removes every record of a name (it answers NXDOMAIN). */
   remove(name: string): void;
   /** The server never answers this name (the resolver times out). */
@@ -42,6 +46,8 @@ async function freePort(): Promise<number> {
 export async function startDns(): Promise<TestDns> {
   const txt = new Map<string, string[]>();
   const mx = new Map<string, MxAnswer[]>();
+  const a = new Map<string, string[]>();
+  const ptr = new Map<string, string[]>();
   const silent = new Set<string>();
   const server = dns2.createServer({
     udp: true,
@@ -51,7 +57,7 @@ export async function startDns(): Promise<TestDns> {
       const name = (q?.name ?? '').toLowerCase().replace(/\.$/, '');
       if (silent.has(name)) return;
       const response = Packet.createResponseFromRequest(request);
-      if (!txt.has(name) && !mx.has(name)) {
+      if (!txt.has(name) && !mx.has(name) && !a.has(name) && !ptr.has(name)) {
         response.header.rcode = 3; // NXDOMAIN
       } else if (q?.type === Packet.TYPE.TXT) {
         for (const v of txt.get(name) ?? []) {
@@ -63,12 +69,22 @@ export async function startDns(): Promise<TestDns> {
             data: chunks(v),
           } as never);
         }
+      } else if (q?.type === Packet.TYPE.A) {
+        for (const address of a.get(name) ?? []) {
+          response.answers.push({ name, type: Packet.TYPE.A, class: Packet.CLASS.IN, ttl: 60, address } as never);
+        }
+      } else if (q?.type === Packet.TYPE.PTR) {
+        for (const domain of ptr.get(name) ?? []) {
+          response.answers.push({ name, type: Packet.TYPE.PTR, class: Packet.CLASS.IN, ttl: 60, domain } as never);
+        }
       } else if (q?.type === Packet.TYPE.MX) {
         for (const m of mx.get(name) ?? []) {
           response.answers.push({ name, type: Packet.TYPE.MX, class: Packet.CLASS.IN, ttl: 60, ...m } as never);
         }
       }
-      void send(response);
+      // An answer that cannot be sent shows in the test as a DNS time-out; it must not end the
+      // test process as an unhandled rejection.
+      send(response).catch(() => {});
     },
   });
   let port: number;
@@ -89,9 +105,10 @@ export async function startDns(): Promise<TestDns> {
     server: `127.0.0.1:${port}`,
     txt: (name, values) => void txt.set(name.toLowerCase(), values),
     mx: (name, answers) => void mx.set(name.toLowerCase(), answers),
+    a: (name, addresses) => void a.set(name.toLowerCase(), addresses),
+    ptr: (name, names) => void ptr.set(name.toLowerCase(), names),
     remove: (name) => {
-      txt.delete(name.toLowerCase());
-      mx.delete(name.toLowerCase());
+      for (const m of [txt, mx, a, ptr]) m.delete(name.toLowerCase());
     },
     silence: (name) => void silent.add(name.toLowerCase()),
     close,

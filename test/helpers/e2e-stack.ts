@@ -20,6 +20,7 @@ import { startSink, type Script, type Sink } from './smtp-sink.js';
 import { seedOrg, type SeededOrg } from './seed.js';
 import { startApi, type TestApi, type TestResponse } from './stack.js';
 import { workerDepsFor } from './workers.js';
+import { unthrottle } from './unthrottle.js';
 
 export const MX_HOST = 'mx.tern.test';
 
@@ -44,15 +45,16 @@ export interface E2eStack {
   close(): Promise<void>;
 }
 
-export async function startE2e(script: Script, opts: { workers?: { metrics?: boolean } } = {}): Promise<E2eStack> {
+export async function startE2e(
+  script: Script,
+  opts: { workers?: { metrics?: boolean }; apiEnv?: Record<string, string> } = {},
+): Promise<E2eStack> {
   const dns = await startDns();
   const sink = await startSink(script);
   const env = { DNS_SERVERS: dns.server, MX_HOST };
-  const api = await startApi({ env });
+  const api = await startApi({ env: { ...env, ...opts.apiEnv } });
   const org = await seedOrg(api.deps.sql);
-  await api.deps.sql`
-    update organizations set rate_limit_per_second = 10000, rate_limit_burst = 10000 where id = ${org.organization.id}`;
-  await api.deps.auth.invalidateOrg(org.organization.id);
+  await unthrottle(api, org.organization.id);
   const deps = workerDepsFor(api, {
     ...env,
     OUTBOUND_PORT: String(sink.port),
@@ -60,7 +62,10 @@ export async function startE2e(script: Script, opts: { workers?: { metrics?: boo
     HELO_NAME: 'mta.tern.test',
   });
   const logger = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent', 'mx-test');
-  const mx = createMxServer({ config: deps.config, sql: deps.sql, queues: deps.queues, logger }, { maxBytes: 1 << 20 });
+  const mx = createMxServer(
+    { config: deps.config, sql: deps.sql, queues: deps.queues, logger, prom: deps.prom },
+    { maxBytes: 1 << 20 },
+  );
   await new Promise<void>((resolve) => mx.listen(0, '127.0.0.1', resolve));
   const mxPort = (mx.server.address() as AddressInfo).port;
   const workers: Worker[] = [
@@ -132,17 +137,4 @@ export async function startE2e(script: Script, opts: { workers?: { metrics?: boo
       await dns.close();
     },
   };
-}
-
-/** Polls `fn` until it returns a truthy value; throws after `ms` saying what it waited for. */
-export async function eventually<T>(fn: () => Promise<T | null | undefined | false>, what: string, ms = 15_000) {
-  const deadline = Date.now() + ms;
-  let last: unknown;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    last = v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what} (last: ${JSON.stringify(last)})`);
-    await new Promise((r) => setTimeout(r, 30));
-  }
 }

@@ -69,14 +69,3 @@ export async function enqueueEmail(queues: Queues, emailId: string): Promise<voi
   const q = queues['delivery' satisfies QueueName];
   await q.add('email', { emailId }, { jobId: emailId });
 }
-
-/** Polls `fn` until it returns a truthy value or the deadline passes. */
-export async function waitFor<T>(fn: () => Promise<T>, what: string, timeoutMs = 15_000): Promise<NonNullable<T>> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v as NonNullable<T>;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}

@@ -22,6 +22,7 @@ export async function startMx(api: TestApi, opts: Partial<MxDeps> & { maxBytes?:
       sql: api.deps.sql,
       queues: opts.queues ?? api.deps.queues,
       logger: opts.logger ?? createLogger('silent', 'mx-test'),
+      prom: opts.prom ?? api.deps.prom,
       ...(opts.enqueueWaitMs !== undefined ? { enqueueWaitMs: opts.enqueueWaitMs } : {}),
     },
     { maxBytes: opts.maxBytes ?? 1024 * 1024 },
@@ -74,14 +75,4 @@ export function queuedId(reply: Reply | null): string {
   const m = reply ? /queued as (inb_[0-9A-Z]+)/.exec(reply.text) : null;
   if (!m) throw new Error(`not queued: ${reply ? `${reply.code} ${reply.text}` : 'no DATA'}`);
   return m[1]!;
-}
-
-export async function until<T>(fn: () => Promise<T | null | undefined>, ms = 10_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }

@@ -3,6 +3,7 @@
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { track } from './resources.js';
+import { waitFor, type WaitOptions } from './wait.js';
 
 export interface Received {
   path: string;
@@ -19,8 +20,8 @@ export interface Receiver {
   port: number;
   received: Received[];
   respond: Responder;
-  /** Resolves when `count` requests (matching `filter`) have arrived; rejects after `ms`. */
-  waitFor(count: number, ms?: number, filter?: (r: Received) => boolean): Promise<Received[]>;
+  /** Resolves with the requests (matching `filter`) once `count` have arrived; rejects after the deadline. */
+  waitForRequests(count: number, filter?: (r: Received) => boolean, opts?: WaitOptions | number): Promise<Received[]>;
   close(): Promise<void>;
 }
 
@@ -54,29 +55,15 @@ export async function startReceiver(respond: Responder = () => 200): Promise<Rec
     url: `http://127.0.0.1:${port}`,
     port,
     close,
-    async waitFor(count: number, ms = 15_000, filter: (r: Received) => boolean = () => true) {
-      const deadline = Date.now() + ms;
-      for (;;) {
-        const got = received.filter(filter);
-        if (got.length >= count) return got;
-        if (Date.now() > deadline) throw new Error(`receiver: ${got.length} of ${count} requests after ${ms} ms`);
-        await new Promise((r) => setTimeout(r, 20));
-      }
+    waitForRequests(count: number, filter: (r: Received) => boolean = () => true, opts?: WaitOptions | number) {
+      return waitFor(
+        `${count} requests at the receiver`,
+        () => {
+          const got = received.filter(filter);
+          return got.length >= count ? got : false;
+        },
+        opts,
+      );
     },
   }) as Receiver;
-}
-
-/** Polls `fn` until it returns a truthy value; throws after `ms`. */
-export async function until<T>(
-  fn: () => Promise<T | null | undefined | false>,
-  ms = 15_000,
-  what = 'condition',
-): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what} (last: ${JSON.stringify(v)})`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
 }

@@ -8,6 +8,7 @@ import type { Config } from '../../shared/config.js';
 import { createRelayServer } from '../../api/smtp/relay-server.js';
 import { selfSignedCertificate } from '../../api/smtp/relay-tls.js';
 import { track } from './resources.js';
+import { dataWire } from './smtp-raw.js';
 import type { TestApi } from './stack.js';
 
 let cert: Promise<{ key: string; cert: string }> | null = null;
@@ -68,6 +69,10 @@ export async function refusal(p: Promise<unknown>): Promise<{ response: string; 
 export interface RawSession {
   /** Sends one command line and returns the complete reply ("250 …", multi-line joined by \n). */
   command(line: string): Promise<string>;
+  /** Sends DATA and the message's bytes as they are (smtp-raw.ts dataWire); returns the reply. */
+  data(message: Buffer): Promise<string>;
+  /** The EHLO replies before and after STARTTLS. */
+  ehlo: { plain: string; tls: string };
   close(): Promise<void>;
 }
 
@@ -96,14 +101,21 @@ export async function rawSession(port: number, user: string, pass: string): Prom
     return await reply;
   };
   await next(); // greeting
-  await command('EHLO client.test');
+  const plain = await command('EHLO client.test');
   await command('STARTTLS');
   socket.off('data', onData);
   socket = tls.connect({ socket, rejectUnauthorized: false });
   await new Promise<void>((resolve) => socket.once('secureConnect', () => resolve()));
   socket.on('data', onData);
-  await command('EHLO client.test');
+  const secured = await command('EHLO client.test');
+  const data = async (message: Buffer) => {
+    const go = await command('DATA');
+    if (!go.startsWith('354')) return go;
+    const reply = next();
+    socket.write(dataWire(message).wire);
+    return await reply;
+  };
   const auth = await command(`AUTH PLAIN ${Buffer.from(`\0${user}\0${pass}`).toString('base64')}`);
   if (!auth.startsWith('235')) throw new Error(`AUTH failed: ${auth}`);
-  return { command, close: closed };
+  return { command, data, ehlo: { plain, tls: secured }, close: closed };
 }

@@ -9,7 +9,7 @@ const open = new Map<number, Tracked & { origin: string }>();
 let next = 1;
 
 /** The test file (not a helper) that asked for the resource, from the call stack. */
-function origin(): string {
+export function origin(): string {
   const stack = new Error().stack ?? '';
   const frame = stack.split('\n').find((l) => /\/test\/(unit|int)\//.test(l));
   return frame?.trim().replace(/^at\s+/, '') ?? 'unknown test file';
@@ -29,6 +29,7 @@ export async function drainLeaks(): Promise<string[]> {
   const leaks = [...open.values()].map((t) => `${t.name} (opened at ${t.origin})`);
   for (const [id, t] of open) {
     open.delete(id);
+    // Already reported as a leak; a failure to close it as well would only hide that report.
     await t.close().catch(() => {});
   }
   return leaks;

@@ -1,10 +1,35 @@
 // A raw SMTP client for tests: one command at a time, multi-line replies read whole, so a test
 // sees exactly what the server answered (codes and texts).
 import { connect, type Socket } from 'node:net';
+import { sleep } from './wait.js';
 
 export interface Reply {
   code: number;
   text: string;
+}
+
+/**
+ * DATA's bytes on the wire for a message taken byte for byte (bare CR or LF, 8-bit, NUL kept):
+ * a dot starting a line (after CRLF, RFC 5321 §4.5.2) doubled, CRLF added when the message does
+ * not end with one, then the final dot. A dot after a bare LF is sent as it is, as a client
+ * trying to smuggle a second message would. `storedAs` is what the server keeps.
+ */
+export function dataWire(message: Buffer): { wire: Buffer; storedAs: Buffer } {
+  const parts: Buffer[] = [];
+  let pos = 0;
+  if (message[0] === 0x2e) parts.push(Buffer.from('.'));
+  for (let nl = message.indexOf(0x0a); nl !== -1; nl = message.indexOf(0x0a, nl + 1)) {
+    if (message[nl + 1] !== 0x2e || message[nl - 1] !== 0x0d) continue;
+    parts.push(message.subarray(pos, nl + 1), Buffer.from('.'));
+    pos = nl + 1;
+  }
+  parts.push(message.subarray(pos));
+  const ended = message.length >= 2 && message[message.length - 2] === 0x0d && message[message.length - 1] === 0x0a;
+  const tail = ended ? '' : '\r\n';
+  return {
+    wire: Buffer.concat([...parts, Buffer.from(`${tail}.\r\n`)]),
+    storedAs: Buffer.concat([message, Buffer.from(tail)]),
+  };
 }
 
 export class RawSmtp {
@@ -67,6 +92,19 @@ export class RawSmtp {
     return await this.next();
   }
 
+  /** Sends DATA and the message's bytes as they are (dataWire); returns the reply to the message. */
+  async dataBytes(message: Buffer): Promise<Reply> {
+    const r = await this.cmd('DATA');
+    if (r.code !== 354) return r;
+    this.socket.write(dataWire(message).wire);
+    return await this.next();
+  }
+
+  /** Replies that arrived without a command waiting for them (a server that answered twice). */
+  unexpected(): Reply[] {
+    return [...this.replies];
+  }
+
   async close(): Promise<void> {
     try {
       this.socket.write('QUIT\r\n');
@@ -74,7 +112,7 @@ export class RawSmtp {
       // already closed
     }
     this.socket.end();
-    await new Promise((r) => setTimeout(r, 5));
+    await sleep(5);
     this.socket.destroy();
   }
 }

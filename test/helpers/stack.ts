@@ -1,13 +1,15 @@
 // Starts Tern's HTTP API for a test: its own database (from the template), its own Redis
 // prefix, an ephemeral port. A second instance can share the first one's database and prefix
 // (two web processes of one install).
-import { randomBytes } from 'node:crypto';
+import { expect } from 'chai';
 import type { AddressInfo } from 'node:net';
 import { createApp } from '../../api/app.js';
 import { createDeps, type OwnedDeps } from '../../api/deps.js';
+import { createWebServer } from '../../api/server.js';
 import { loadConfig, type Config } from '../../shared/config.js';
 import { createLogger } from '../../shared/logger.js';
 import { closeTestDb, createTestDb, type TestDb } from './db.js';
+import { clearPrefix, TEST_REDIS_URL, testPrefix } from './redis-prefix.js';
 import { track } from './resources.js';
 
 export interface TestApi {
@@ -41,25 +43,30 @@ export interface StartOptions {
   env?: Record<string, string>;
 }
 
-export function testPrefix(): string {
-  return `terntest:${randomBytes(5).toString('hex')}`;
-}
+/**
+ * The install secret of every test process (web, workers, children), passed explicitly: Tern's
+ * processes refuse to start without one.
+ */
+export const TEST_SECRET_KEY = 'tern-test-secret-0123456789abcdefghijklmnop';
 
 export async function startApi(opts: StartOptions = {}): Promise<TestApi> {
   const ownDb = !opts.db;
+  const ownPrefix = !opts.prefix;
+  const prefix = opts.prefix ?? testPrefix();
   const db = opts.db ?? (await createTestDb());
   const config = loadConfig({
     DATABASE_URL: db.url,
-    REDIS_URL: process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379',
-    REDIS_PREFIX: opts.prefix ?? testPrefix(),
+    REDIS_URL: TEST_REDIS_URL,
+    REDIS_PREFIX: prefix,
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     PORT: '0',
     WEBHOOK_ALLOW_PRIVATE: 'true',
+    SECRET_KEY: TEST_SECRET_KEY,
     ...opts.env,
   });
   const deps = await createDeps(config, createLogger(config.logLevel, 'web-test'));
   const app = createApp(deps);
-  const server = app.listen(0, '127.0.0.1');
+  const server = createWebServer(app).listen(0, '127.0.0.1');
   await new Promise<void>((resolve) => server.once('listening', resolve));
   const port = (server.address() as AddressInfo).port;
   const url = `http://127.0.0.1:${port}`;
@@ -70,6 +77,7 @@ export async function startApi(opts: StartOptions = {}): Promise<TestApi> {
     });
     await deps.close();
     if (ownDb) await closeTestDb(db);
+    if (ownPrefix) await clearPrefix(prefix);
   });
   return {
     url,
@@ -111,4 +119,14 @@ export async function request(
     json = undefined;
   }
   return { status: res.status, headers: res.headers, text, json };
+}
+
+/**
+ * Asserts an API error answer: its status and its `{"error":{"code","message"}}` body with `code`
+ * and a message. `context` is shown when the status differs (the request body, say).
+ */
+export function expectError(res: TestResponse, status: number, code: string, context?: string): void {
+  expect(res.status, context ?? res.text).to.equal(status);
+  expect(res.json?.error?.code, res.text).to.equal(code);
+  expect(res.json.error.message).to.be.a('string').and.not.equal('');
 }

@@ -9,6 +9,7 @@ import { track } from './resources.js';
 import { seedOrg, type SeededOrg } from './seed.js';
 import { startApi, type TestApi } from './stack.js';
 import { workerDepsFor } from './workers.js';
+import { unthrottle } from './unthrottle.js';
 
 export interface WebhookStack {
   api: TestApi;
@@ -30,7 +31,7 @@ export async function startWebhookStack(
   const api = await startApi(opts.env ? { env: opts.env } : {});
   const org = await seedOrg(api.deps.sql, { domains: [{ name: 'acme.test' }] });
   // The tests poll the deliveries list; the default per-key rate limit would throttle them.
-  await api.deps.sql`update organizations set rate_limit_per_second = 1000, rate_limit_burst = 1000`;
+  await unthrottle(api, org.organization.id);
   const receiver = await startReceiver(opts.respond);
   const deps = workerDepsFor(api, opts.env);
   const workers: Worker[] = [];

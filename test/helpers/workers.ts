@@ -14,6 +14,7 @@ export function workerDepsFor(api: TestApi, env: Record<string, string> = {}): W
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     BASE_URL: api.url,
     WEBHOOK_ALLOW_PRIVATE: 'true',
+    SECRET_KEY: api.config.secretKey,
     ...env,
   });
   const deps = createWorkerDeps(config, createLogger(config.logLevel, 'worker-test'));

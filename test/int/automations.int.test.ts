@@ -6,20 +6,11 @@ import { expect } from 'chai';
 import { scanTriggers, startAutomationWorker } from '../../workers/automation.js';
 import type { WorkerDeps } from '../../workers/deps.js';
 import { seedOrg, type SeededOrg } from '../helpers/seed.js';
-import { startApi, type TestApi } from '../helpers/stack.js';
+import { expectError, startApi, type TestApi } from '../helpers/stack.js';
 import { unthrottle } from '../helpers/unthrottle.js';
 import { workerDepsFor } from '../helpers/workers.js';
 import type { Worker } from 'bullmq';
-
-async function until<T>(what: string, fn: () => Promise<T | null | undefined | false>, ms = 20_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+import { waitFor } from '../helpers/wait.js';
 
 describe('automations', () => {
   let api: TestApi;
@@ -93,7 +84,7 @@ describe('automations', () => {
         id,
         deleted: true,
       });
-      expect((await req('GET', `/automations/${id}`, admin)).status).to.equal(404);
+      expectError(await req('GET', `/automations/${id}`, admin), 404, 'not_found');
 
       const bad: [unknown, string][] = [
         [{ ...body, steps: [{ wait: 'soon' }] }, 'body.steps[0].wait'],
@@ -139,7 +130,7 @@ describe('automations', () => {
         properties: { plan: 'pro' },
       });
       expect(ev.status).to.equal(202);
-      const run = await until('the run to complete', async () => {
+      const run = await waitFor('the run to complete', async () => {
         const rows = await runsOf(onEvent);
         return rows.length === 1 && rows[0]!.status === 'completed' && rows[0]!;
       });
@@ -165,9 +156,9 @@ describe('automations', () => {
     it('starts one run per occurrence, even when the scan sees an event again', async function () {
       this.timeout(30_000);
       const ev = await req('POST', '/events', send, { name: 'signed_up', email: 'ann@example.com' });
-      await until('a second run', async () => (await runsOf(onEvent)).length === 2);
+      await waitFor('a second run', async () => (await runsOf(onEvent)).length === 2);
       await api.deps.sql`update contact_events set consumed_at = null where id = ${ev.json.id}`;
-      await until('the event to be consumed again', async () => {
+      await waitFor('the event to be consumed again', async () => {
         await scanTriggers(wdeps);
         const [row] = await api.deps.sql`select consumed_at from contact_events where id = ${ev.json.id}`;
         return row!.consumed_at !== null;
@@ -180,7 +171,7 @@ describe('automations', () => {
       const restricted = await req('POST', '/contacts', rSend, { email: 'quiet@example.com' });
       expect(restricted.status).to.equal(201);
       const open = await req('POST', '/contacts', send, { email: 'bob@example.com', first_name: 'Bob' });
-      const run = await until('the creation run to complete', async () => {
+      const run = await waitFor('the creation run to complete', async () => {
         const rows = await runsOf(onCreate);
         const r = rows.find((x) => x.contact_id === open.json.id);
         return r?.status === 'completed' && r;
@@ -192,7 +183,7 @@ describe('automations', () => {
       // An update of an existing contact is not a creation.
       await req('POST', '/contacts', send, { email: 'bob@example.com', last_name: 'B' });
       await req('POST', '/contacts', send, { email: 'carl@example.com' });
-      await until('carl', async () => (await runsOf(onCreate)).some((r) => r.email === 'carl@example.com'));
+      await waitFor('carl', async () => (await runsOf(onCreate)).some((r) => r.email === 'carl@example.com'));
       expect((await runsOf(onCreate)).filter((r) => r.email === 'bob@example.com')).to.have.length(1);
     });
 
@@ -205,21 +196,21 @@ describe('automations', () => {
       });
       const id = a.json.id as string;
       await req('POST', '/events', send, { name: 'trial', email: 'dora@example.com' });
-      await until('the run to wait', async () => {
+      await waitFor('the run to wait', async () => {
         const rows = await runsOf(id);
-        return rows.length === 1 && rows[0]!.step === 1;
+        return rows.length === 1 && rows[0]!.step === 0 && rows[0]!.step_started_at !== null;
       });
       await req('PATCH', `/automations/${id}`, admin, { status: 'disabled' });
-      const run = await until('the run to stop', async () => {
+      const run = await waitFor('the run to stop', async () => {
         const rows = await runsOf(id);
         return rows[0]!.status === 'stopped' && rows[0]!;
       });
       expect(run.email_ids).to.deep.equal([]);
-      expect(run.step).to.equal(1);
+      expect(run.step).to.equal(0);
 
       await req('POST', '/events', send, { name: 'trial', email: 'ed@example.com' });
       const sentinel = await req('POST', '/events', send, { name: 'signed_up', email: 'ed@example.com' });
-      await until('the sentinel run', async () =>
+      await waitFor('the sentinel run', async () =>
         (await runsOf(onEvent)).some((r) => r.occurrence === sentinel.json.id),
       );
       expect(await runsOf(id)).to.have.length(1);

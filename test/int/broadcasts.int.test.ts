@@ -13,21 +13,12 @@ import { processBroadcastBatch, startBroadcastWorker } from '../../workers/broad
 import type { WorkerDeps } from '../../workers/deps.js';
 import { makeRenderer } from '../../workers/delivery/send.js';
 import { seedOrg, type SeededOrg } from '../helpers/seed.js';
-import { startApi, type TestApi } from '../helpers/stack.js';
+import { expectError, startApi, type TestApi } from '../helpers/stack.js';
 import { unthrottle } from '../helpers/unthrottle.js';
 import { workerDepsFor } from '../helpers/workers.js';
+import { waitFor } from '../helpers/wait.js';
 
 type Key = { id: string; token: string };
-
-async function until<T>(what: string, fn: () => Promise<T | null | undefined | false>, ms = 20_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 describe('broadcasts', () => {
   let api: TestApi;
@@ -185,8 +176,8 @@ describe('broadcasts', () => {
         raw: '{bad',
         headers: { 'content-type': 'application/json' },
       });
-      expect(bad.status).to.equal(400);
-      expect((await req('GET', '/broadcasts/bc_nope', send.token)).status).to.equal(404);
+      expectError(bad, 400, 'invalid_json');
+      expectError(await req('GET', '/broadcasts/bc_nope', send.token), 404, 'not_found');
     });
 
     it('keeps a domain-restricted key to its own domains', async () => {
@@ -238,9 +229,9 @@ describe('broadcasts', () => {
       const patch = await req('PATCH', `/broadcasts/${b.json.id}`, send.token, { name: 'n' });
       expect(patch.status).to.equal(409);
       expect(patch.json.error.code).to.equal('invalid_state');
-      expect((await req('DELETE', `/broadcasts/${b.json.id}`, full.token)).status).to.equal(409);
+      expectError(await req('DELETE', `/broadcasts/${b.json.id}`, full.token), 409, 'invalid_state');
       expect((await req('POST', `/broadcasts/${b.json.id}/cancel`, send.token)).json.status).to.equal('canceled');
-      expect((await req('POST', `/broadcasts/${b.json.id}/cancel`, send.token)).status).to.equal(409);
+      expectError(await req('POST', `/broadcasts/${b.json.id}/cancel`, send.token), 409, 'invalid_state');
     });
 
     it('answers 403 sending_paused while the organization is paused', async () => {
@@ -333,7 +324,7 @@ describe('broadcasts', () => {
       try {
         const sent = await req('POST', `/broadcasts/${broadcastId}/send`, send.token, {});
         expect(sent.json).to.deep.include({ id: broadcastId, status: 'sending' });
-        await until('the broadcast to be sent', async () => {
+        await waitFor('the broadcast to be sent', async () => {
           const b = await req('GET', `/broadcasts/${broadcastId}`, send.token);
           return b.json.status === 'sent' && b.json;
         });

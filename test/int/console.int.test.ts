@@ -1,10 +1,10 @@
 import { expect } from 'chai';
 import { applyDeltas, type Delta } from '../../shared/db/metrics.js';
 import { insertWebhook } from '../../shared/db/webhooks.js';
-import { ConsoleClient } from '../helpers/console.js';
+import { ConsoleClient, expectPageError } from '../helpers/console.js';
 import { startDns, type TestDns } from '../helpers/dns.js';
 import { seedOrg, type SeededOrg } from '../helpers/seed.js';
-import { startApi, type TestApi } from '../helpers/stack.js';
+import { expectError, startApi, type TestApi } from '../helpers/stack.js';
 
 const XSS = '<script>alert(1)</script>';
 
@@ -99,7 +99,7 @@ describe('web console', () => {
         { csrf: false },
       );
       for (const res of [wrong, unknown]) {
-        expect(res.status).to.equal(401);
+        expectPageError(res, 401, 'login');
         expect(res.setCookie).to.have.length(0);
         expect(res.text).to.contain('Email or password is wrong.');
       }
@@ -156,27 +156,27 @@ describe('web console', () => {
         const c = new ConsoleClient(other.url);
         for (let i = 0; i < 10; i++) {
           const res = await c.post('/console/login', { email: memberEmail, password: 'wrong' }, { csrf: false });
-          expect(res.status).to.equal(401);
+          expectPageError(res, 401, 'login');
         }
         const blocked = await c.post(
           '/console/login',
           { email: memberEmail, password: memberPassword },
           { csrf: false },
         );
-        expect(blocked.status).to.equal(429);
+        expectPageError(blocked, 429, 'rate_limited');
         expect(Number(blocked.headers['retry-after'])).to.be.greaterThan(0);
         expect(blocked.setCookie).to.have.length(0);
         // 11 attempts from this IP so far; the IP bucket holds 20.
         for (let i = 0; i < 9; i++) {
           const res = await c.post('/console/login', { email: `x${i}@example.test`, password: 'x' }, { csrf: false });
-          expect(res.status).to.equal(401);
+          expectPageError(res, 401, 'login');
         }
         const ipBlocked = await c.post(
           '/console/login',
           { email: org.user.email, password: org.user.password },
           { csrf: false },
         );
-        expect(ipBlocked.status).to.equal(429);
+        expectPageError(ipBlocked, 429, 'rate_limited');
       } finally {
         await other.close();
       }
@@ -191,7 +191,7 @@ describe('web console', () => {
       const forged = await admin.post('/console/keys', { ...fields, _csrf: 'x'.repeat(43) });
       const crossSite = await admin.post('/console/keys', fields, { headers: { origin: 'https://evil.example' } });
       for (const res of [none, forged, crossSite]) {
-        expect(res.status).to.equal(403);
+        expectPageError(res, 403, 'forbidden');
         expect(res.text).not.to.contain('data-token');
       }
       const afterCount = await api.deps.sql`select count(*)::int as n from api_keys`;
@@ -199,7 +199,7 @@ describe('web console', () => {
       // Another session's token does not work either: tokens are tied to the session.
       await member.get('/console/keys');
       const crossed = await admin.post('/console/keys', { ...fields, _csrf: member.csrf! });
-      expect(crossed.status).to.equal(403);
+      expectPageError(crossed, 403, 'forbidden');
       await admin.get('/console/keys');
     });
   });
@@ -210,23 +210,23 @@ describe('web console', () => {
       expect(page.status).to.equal(200);
       expect(page.text).not.to.contain('value="FULL"');
       const full = await member.post('/console/keys', { name: 'm-full', permission: 'FULL', mode: 'live' });
-      expect(full.status).to.equal(403);
+      expectPageError(full, 403, 'forbidden');
       const adm = await member.post('/console/keys', { name: 'm-admin', permission: 'ADMIN', mode: 'live' });
-      expect(adm.status).to.equal(403);
+      expectPageError(adm, 403, 'forbidden');
       const send = await member.post('/console/keys', { name: 'm-send', permission: 'SEND', mode: 'test' });
       expect(send.status).to.equal(201);
       for (const path of ['/console/domains', '/console/webhooks', '/console/users']) {
         const res = await member.get(path);
-        expect(res.status, path).to.equal(403);
+        expectPageError(res, 403, 'forbidden');
         expect(res.text).not.to.contain('acme.test');
       }
       const domainVerify = await member.post(`/console/domains/${org.domains['acme.test']!.id}/verify`);
-      expect(domainVerify.status).to.equal(403);
+      expectPageError(domainVerify, 403, 'forbidden');
       // The nav does not offer them either.
       expect(page.text).not.to.contain('href="/console/domains"');
       // A member cannot revoke the admin's ADMIN key.
       const revoke = await member.post(`/console/keys/${org.key.id}/revoke`);
-      expect(revoke.status).to.equal(403);
+      expectPageError(revoke, 403, 'forbidden');
       expect((await api.request('GET', '/keys/me', { token: org.key.token })).status).to.equal(200);
     });
   });
@@ -251,7 +251,7 @@ describe('web console', () => {
       expect(list.text).to.contain(token.slice(0, 12));
       expect(list.text).not.to.contain(token);
       const test = await admin.post('/console/keys', { name: 'bad', permission: 'ADMIN', mode: 'test' });
-      expect(test.status).to.equal(422);
+      expectPageError(test, 422, 'validation_error');
     });
 
     it('revokes a key, and the API refuses its token at once (warm cache invalidated)', async () => {
@@ -260,7 +260,7 @@ describe('web console', () => {
       expect((await api.request('GET', '/keys/me', { token })).status).to.equal(200);
       const revoke = await admin.post(`/console/keys/${mintedId(res.text)}/revoke`);
       expect(revoke.status).to.equal(303);
-      expect((await api.request('GET', '/keys/me', { token })).status).to.equal(401);
+      expectError(await api.request('GET', '/keys/me', { token }), 401, 'unauthorized');
       const list = await admin.get('/console/keys');
       expect(list.text).to.match(new RegExp(`data-key-id="${mintedId(res.text)}"[^]*?revoked`));
     });
@@ -277,9 +277,9 @@ describe('web console', () => {
       expect((await api.request('GET', '/keys/me', { token: old })).status).to.equal(200);
       const now = await admin.post(`/console/keys/${id}/rotate`, { expires_in: '0' });
       expect(now.status).to.equal(200);
-      expect((await api.request('GET', '/keys/me', { token: old })).status).to.equal(401);
+      expectError(await api.request('GET', '/keys/me', { token: old }), 401, 'unauthorized');
       const adminRotate = await admin.post(`/console/keys/${org.key.id}/rotate`, { expires_in: '0' });
-      expect(adminRotate.status).to.equal(403);
+      expectPageError(adminRotate, 403, 'forbidden');
     });
   });
 
@@ -288,8 +288,8 @@ describe('web console', () => {
       const created = await api.request('POST', '/domains', { token: org.key.token, body: { name: 'console.test' } });
       expect(created.status).to.equal(201);
       const records = created.json.records as { name: string; type: string; value: string; priority?: number }[];
-      const before = await admin.get('/console/domains');
-      expect(before.text).to.contain('data-domain="console.test"');
+      expect((await admin.get('/console/domains')).text).to.contain('data-domain="console.test"');
+      const before = await admin.get(`/console/domains/${created.json.id}`);
       for (const r of records) expect(before.text).to.contain(r.name);
       const txt = new Map<string, string[]>();
       for (const r of records) {
@@ -303,7 +303,8 @@ describe('web console', () => {
       expect(after.json.status).to.equal('verified');
       const me = await api.request('GET', '/keys/me', { token: org.key.token });
       expect(me.json.domains).to.include('console.test');
-      expect((await admin.get('/console/domains')).text).to.match(/console\.test <small>verified<\/small>/);
+      const row = (await admin.get('/console/domains')).text.split('data-domain="console.test"')[1]!;
+      expect(row.slice(0, row.indexOf('</tr>'))).to.contain('data-state="verified"');
     });
   });
 
@@ -365,13 +366,13 @@ describe('web console', () => {
         password: 'n'.repeat(12),
         confirm: 'm'.repeat(12),
       });
-      expect(mismatch.status).to.equal(422);
+      expectPageError(mismatch, 422, 'validation_error');
       const wrong = await a.post('/console/account/password', {
         current: 'nope',
         password: 'n'.repeat(12),
         confirm: 'n'.repeat(12),
       });
-      expect(wrong.status).to.equal(403);
+      expectPageError(wrong, 403, 'forbidden');
       const ok = await a.post('/console/account/password', {
         current: password,
         password: 'n'.repeat(12),
@@ -380,17 +381,35 @@ describe('web console', () => {
       expect(ok.status).to.equal(303);
       expect((await a.get('/console')).status).to.equal(200);
       expect((await b.get('/console')).location).to.equal('/console/login');
-      expect((await new ConsoleClient(api.url).login(email, password)).status).to.equal(401);
+      expectPageError(await new ConsoleClient(api.url).login(email, password), 401, 'login');
       expect((await new ConsoleClient(api.url).login(email, 'n'.repeat(12))).status).to.equal(303);
     });
 
     it('refuses a second user with the same email', async () => {
       const res = await admin.post('/console/users', { email: memberEmail.toUpperCase(), role: 'admin' });
-      expect(res.status).to.equal(409);
+      expectPageError(res, 409, 'conflict');
     });
   });
 
   describe('escaping', () => {
+    it('answers NUL in a query, a path or a form field, and control characters in a name, with a 422 page', async () => {
+      const responses = [
+        await admin.get('/console/metrics?domain=a%00b'),
+        await admin.post('/console/keys/key_a%00b/revoke'),
+        await admin.post('/console/keys', { name: 'a\u0000b', permission: 'SEND', mode: 'live' }),
+        await admin.post('/console/keys', { name: 'ci\nkey', permission: 'SEND', mode: 'live' }),
+        await new ConsoleClient(api.url).post(
+          '/console/login',
+          { email: 'a\u0000@b.c', password: 'x' },
+          { csrf: false },
+        ),
+      ];
+      for (const res of responses) {
+        expect(res.status).to.equal(422);
+        expect(res.headers['content-type']).to.match(/^text\/html/);
+      }
+    });
+
     it('escapes names, reasons and URLs on every page', async () => {
       const sql = api.deps.sql;
       await sql`update organizations set name = ${`Org ${XSS}`}, sending_paused = true,
@@ -415,12 +434,15 @@ describe('web console', () => {
         '/console/users',
         '/console/account',
       ];
+      // The console's own script tag is the only one a page may carry.
+      const scripts = (text: string) =>
+        text.replace('<script src="/console/assets/console.js" defer></script>', '').toLowerCase();
       for (const path of [...pages, '/console/metrics?domain=%3Cscript%3E', '/console/nope%3Cscript%3E']) {
         const res = await admin.get(path);
-        expect(res.text.toLowerCase(), path).not.to.contain('<script');
+        expect(scripts(res.text), path).not.to.contain('<script');
       }
       for (const res of [minted, await member.get('/console/keys')])
-        expect(res.text.toLowerCase()).not.to.contain('<script');
+        expect(scripts(res.text)).not.to.contain('<script');
       expect((await admin.get('/console/keys')).text).to.contain(escaped);
       const overview = await admin.get('/console');
       expect(overview.text).to.contain('data-paused="true"');

@@ -3,7 +3,7 @@
 import { expect } from 'chai';
 import { Resend } from 'resend';
 import { seedOrg, type SeededOrg } from '../helpers/seed.js';
-import { startApi, type TestApi } from '../helpers/stack.js';
+import { expectError, startApi, type TestApi } from '../helpers/stack.js';
 import { unthrottle } from '../helpers/unthrottle.js';
 
 type Key = { id: string; token: string };
@@ -118,7 +118,7 @@ describe('contacts', () => {
         email: 'topics2@example.test',
         topics: [{ id: 'top_01JAAAAAAAAAAAAAAAAAAAAAAA', subscription: 'opt_in' }],
       });
-      expect(bad.status).to.equal(422);
+      expectError(bad, 422, 'validation_error');
       expect(bad.json.error.message).to.match(/^body\.topics\.0\.id/);
       const [row] = await api.deps.sql`select 1 from contacts where email = 'topics2@example.test'`;
       expect(row, 'the failed upsert left no contact').to.equal(undefined);
@@ -189,10 +189,10 @@ describe('contacts', () => {
       expect(unsubIds).not.to.include.members([ids[0], ids[2], ids[4]]);
 
       const bad = await api.request('GET', '/contacts?limit=0', { token: send.token });
-      expect(bad.status).to.equal(422);
+      expectError(bad, 422, 'validation_error');
       expect(bad.json.error.message).to.match(/query\.limit/);
       const unknown = await api.request('GET', '/contacts?color=red', { token: send.token });
-      expect(unknown.status).to.equal(422);
+      expectError(unknown, 422, 'validation_error');
       expect(unknown.json.error.message).to.match(/query\.color is not a known field/);
     });
 
@@ -229,13 +229,13 @@ describe('contacts', () => {
       expect(refused.status).to.equal(403);
       expect(refused.json.error.code).to.equal('forbidden_domain');
       const bad = await api.request('PATCH', `/contacts/${ids[0]}`, { token: send.token, body: { email: 'x@y.test' } });
-      expect(bad.status).to.equal(422);
+      expectError(bad, 422, 'validation_error');
       expect(bad.json.error.message).to.match(/body\.email is not a known field/);
       const missing = await api.request('PATCH', '/contacts/ct_01JAAAAAAAAAAAAAAAAAAAAAAA', {
         token: send.token,
         body: { first_name: 'x' },
       });
-      expect(missing.status).to.equal(404);
+      expectError(missing, 404, 'not_found');
     });
   });
 
@@ -264,9 +264,9 @@ describe('contacts', () => {
       expect(ok.status).to.equal(200);
       expect(ok.json).to.deep.equal({ object: 'contact', id: a.json.id, contact: a.json.id, deleted: true });
       const gone = await api.request('GET', `/contacts/${a.json.id}`, { token: send.token });
-      expect(gone.status).to.equal(404);
+      expectError(gone, 404, 'not_found');
       const again = await api.request('DELETE', `/contacts/${a.json.id}`, { token: full.token });
-      expect(again.status).to.equal(404);
+      expectError(again, 404, 'not_found');
       await upsert(send.token, { email: 'del-b@example.test' });
       const byEmail = await api.request('DELETE', '/contacts/del-b@example.test', { token: org.key.token });
       expect(byEmail.status).to.equal(200);
@@ -282,9 +282,9 @@ describe('contacts', () => {
       expect(theirs.status).to.equal(201);
       expect(theirs.json.id).not.to.equal(mine.json.id);
       const cross = await api.request('GET', `/contacts/${mine.json.id}`, { token: k.token });
-      expect(cross.status).to.equal(404);
+      expectError(cross, 404, 'not_found');
       const crossDel = await api.request('DELETE', `/contacts/${mine.json.id}`, { token: k.token });
-      expect(crossDel.status).to.equal(404);
+      expectError(crossDel, 404, 'not_found');
     });
   });
 
@@ -356,7 +356,7 @@ describe('contacts', () => {
       expect(plain.json).to.deep.include({ first_name: 'A', last_name: 'B' });
       const removed = await resend.contacts.remove({ audienceId, id });
       expect(removed.error).to.equal(null);
-      expect((await api.request('GET', `/contacts/${id}`, { token: send.token })).status).to.equal(404);
+      expectError(await api.request('GET', `/contacts/${id}`, { token: send.token }), 404, 'not_found');
     });
 
     it('contacts.topics.update / list set and read a contact’s topic choices', async () => {

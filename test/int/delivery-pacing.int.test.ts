@@ -9,19 +9,22 @@ import { ProviderThrottle, type ThrottleOptions } from '../../workers/delivery/t
 import type { WorkerDeps } from '../../workers/deps.js';
 import { startMetricsWorker } from '../../workers/metrics.js';
 import { startDns, type TestDns } from '../helpers/dns.js';
-import { enqueueEmail, giveDkimKey, seedEmail, waitFor } from '../helpers/mail-seed.js';
+import { enqueueEmail, giveDkimKey, seedEmail } from '../helpers/mail-seed.js';
 import { seedOrg, type SeededOrg } from '../helpers/seed.js';
 import { startSink, type Sink } from '../helpers/smtp-sink.js';
 import { startApi, type TestApi } from '../helpers/stack.js';
 import { workerDepsFor } from '../helpers/workers.js';
+import { waitFor } from '../helpers/wait.js';
 
 const GMAIL_421 =
   '4.7.28 [127.0.0.1] Our system has detected an unusual rate of unsolicited mail originating from your IP ' +
   'address. To protect our users from spam, mail sent from your IP address has been temporarily rate limited. gsmtp';
 
-// Small numbers so that one slow-down makes the next gmail message wait longer than it may wait
-// in line (it is deferred instead), and the rate is back to its maximum within seconds.
-const THROTTLE: ThrottleOptions = { maxRate: 2, minRate: 0.05, burst: 2, recover: 0.1, maxWaitSeconds: 0.2 };
+// Slow numbers, so that what the test looks at holds for seconds, not for a fraction of one, on a
+// loaded machine: after the 421 the rate is 0.1 msg/s with no token left, so the next gmail
+// message finds its wait (about 10 s) longer than it may wait in line and is deferred; the rate
+// stays below its maximum for 10 s, and gmail's two recipients go out within about 15 s.
+const THROTTLE: ThrottleOptions = { maxRate: 0.2, minRate: 0.05, burst: 1, recover: 0.01, maxWaitSeconds: 0.2 };
 const PER_HOST = 3;
 
 describe('delivery pacing (provider throttle, connections per MX host)', function () {
@@ -96,17 +99,18 @@ describe('delivery pacing (provider throttle, connections per MX host)', functio
         select status, wait_reason, last_response from email_recipients where id = ${id}`
     )[0]!;
 
-  it('halves gmail’s rate on a 421 4.7.28 (blocked), defers gmail while outlook goes out, and recovers', async () => {
+  it('halves gmail’s rate on a 421 4.7.28 (blocked), defers gmail while outlook goes out, and recovers', async function () {
+    this.timeout(120_000);
     const throttle = new ProviderThrottle(deps.redis, deps.redisKeys, THROTTLE);
     expect(await throttle.rate('gmail')).to.equal(THROTTLE.maxRate);
 
     const first = await send(['ratelimited@gmail.com']);
     const firstRid = first.recipients['ratelimited@gmail.com']!;
-    const delayed = await waitFor(async () => {
+    const delayed = await waitFor('email.delivery_delayed of the rate-limited recipient', async () => {
       const [row] = await api.deps.sql<{ blocked: boolean; detail: string; provider: string }[]>`
         select blocked, detail, provider from events where email_id = ${first.id} and type = 'email.delivery_delayed'`;
       return row;
-    }, 'email.delivery_delayed of the rate-limited recipient');
+    });
     expect(delayed).to.deep.equal({ blocked: true, detail: 'IPFailure', provider: 'gmail' });
     // Halved from the maximum (2 → 1), regaining 0.1 msg/s per second since.
     const slowed = await throttle.rate('gmail');
@@ -117,11 +121,11 @@ describe('delivery pacing (provider throttle, connections per MX host)', functio
     const next = await send(['waits@gmail.com', 'goes@outlook.com']);
     const waitsRid = next.recipients['waits@gmail.com']!;
     const goesRid = next.recipients['goes@outlook.com']!;
-    await waitFor(async () => (await recipient(goesRid)).status === 'delivered', 'outlook recipient delivered');
-    const waiting = await waitFor(async () => {
+    await waitFor('outlook recipient delivered', async () => (await recipient(goesRid)).status === 'delivered');
+    const waiting = await waitFor('gmail recipient waiting for the provider', async () => {
       const r = await recipient(waitsRid);
       return r.wait_reason?.includes('provider gmail throttled') ? r : null;
-    }, 'gmail recipient waiting for the provider');
+    });
     expect(waiting.status).to.equal('delivery_delayed');
     expect(waiting.wait_reason).to.match(/^retry at \S+ after: provider gmail throttled/);
     const waitEvent = await api.deps.sql<{ blocked: boolean }[]>`
@@ -129,23 +133,24 @@ describe('delivery pacing (provider throttle, connections per MX host)', functio
     expect(waitEvent[0]!.blocked).to.equal(false); // our own pacing is not a block by the provider
 
     // Both gmail recipients get through once tokens come back, each exactly once.
-    await waitFor(async () => (await recipient(waitsRid)).status === 'delivered', 'throttled recipient delivered');
-    await waitFor(async () => (await recipient(firstRid)).status === 'delivered', 'rate-limited recipient delivered');
+    const delivered = async (rid: string) => (await recipient(rid)).status === 'delivered';
+    await waitFor('throttled recipient delivered', () => delivered(waitsRid), 60_000);
+    await waitFor('rate-limited recipient delivered', () => delivered(firstRid), 60_000);
     expect(sink.received.filter((m) => m.rcptTo.includes('waits@gmail.com'))).to.have.length(1);
     expect(sink.received.filter((m) => m.rcptTo.includes('ratelimited@gmail.com'))).to.have.length(1);
 
-    await waitFor(async () => (await throttle.rate('gmail')) >= THROTTLE.maxRate, 'gmail rate recovered', 30_000);
+    await waitFor('gmail rate recovered', async () => (await throttle.rate('gmail')) >= THROTTLE.maxRate, 30_000);
     expect(await throttle.rate('outlook')).to.equal(THROTTLE.maxRate);
 
     // Metrics count the provider's block (the 421), not Tern's own pacing.
     const key = await org.mint({ permission: 'FULL' });
-    const m = await waitFor(async () => {
+    const m = await waitFor('gmail metrics', async () => {
       const res = await api.request('GET', '/metrics?days=1&facet=provider', { token: key.token });
       const gmail = (res.json?.by as { key: string; blocked: number; delayed: number }[] | undefined)?.find(
         (b) => b.key === 'gmail',
       );
       return gmail && gmail.delayed >= 2 ? gmail : null;
-    }, 'gmail metrics');
+    });
     expect(m.blocked).to.equal(1);
   });
 
@@ -161,14 +166,14 @@ describe('delivery pacing (provider throttle, connections per MX host)', functio
     for (let i = 0; i < 50; i++) emails.push(await send([`user${i}@bulk.test`]));
     // DATA answers wait until the limit's worth of transfers are held, so that every delivery job
     // (50 run at once) wants a connection while the first ones are busy.
-    await waitFor(async () => (stalled = sink.dataEnded - before) >= PER_HOST, 'the first transfers');
+    await waitFor('the first transfers', async () => (stalled = sink.dataEnded - before) >= PER_HOST);
     release();
     sink.stall = null;
-    await waitFor(async () => {
+    await waitFor('all 50 delivered', async () => {
       const [row] = await api.deps.sql<{ n: number }[]>`
         select count(*)::int as n from email_recipients where domain = 'bulk.test' and status = 'delivered'`;
       return row!.n === 50;
-    }, 'all 50 delivered');
+    });
     expect(stalled).to.be.at.least(PER_HOST);
     expect(conns.max).to.be.at.most(PER_HOST);
     expect(conns.max).to.equal(PER_HOST);
@@ -180,10 +185,10 @@ describe('delivery pacing (provider throttle, connections per MX host)', functio
   it('sends several recipients of one domain over one connection, one transaction each', async () => {
     const to = Array.from({ length: 8 }, (_, i) => `member${i}@team.test`);
     const e = await send(to);
-    await waitFor(async () => {
+    await waitFor('team delivered', async () => {
       for (const a of to) if ((await recipient(e.recipients[a]!)).status !== 'delivered') return false;
       return true;
-    }, 'team delivered');
+    });
     const got = sink.received.filter((r) => r.rcptTo[0]!.endsWith('@team.test'));
     expect(got).to.have.length(8);
     for (const r of got) expect(r.rcptTo).to.have.length(1); // its own VERP MAIL FROM, its own RCPT

@@ -3,12 +3,13 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import type { Worker } from 'bullmq';
 import { startDeliveryWorker } from '../../workers/delivery.js';
 import type { WorkerDeps } from '../../workers/deps.js';
-import { enqueueEmail, giveDkimKey, seedEmail, waitFor } from '../helpers/mail-seed.js';
+import { enqueueEmail, giveDkimKey, seedEmail } from '../helpers/mail-seed.js';
 import { track } from '../helpers/resources.js';
 import { seedOrg, type SeededOrg } from '../helpers/seed.js';
 import { startSink, type Sink } from '../helpers/smtp-sink.js';
 import { startApi, type TestApi } from '../helpers/stack.js';
 import { workerDepsFor } from '../helpers/workers.js';
+import { waitFor } from '../helpers/wait.js';
 
 describe('delivery worker (smarthost)', () => {
   let api: TestApi;
@@ -59,7 +60,7 @@ describe('delivery worker (smarthost)', () => {
     try {
       const e = await seed('carol@gmail.com');
       await enqueueEmail(api.deps.queues, e.id);
-      await waitFor(async () => (await count(e.id, 'email.delivered')) === 1, 'delivered');
+      await waitFor('delivered', async () => (await count(e.id, 'email.delivered')) === 1);
       const msg = sink.received.find((m) => m.rcptTo.includes('carol@gmail.com'))!;
       expect(msg.user).to.equal('relay');
       expect(msg.secure).to.equal(true);
@@ -78,6 +79,7 @@ describe('delivery worker (smarthost)', () => {
       DATABASE_URL: api.db.url,
       REDIS_URL: api.config.redisUrl,
       REDIS_PREFIX: api.config.redisPrefix,
+      SECRET_KEY: api.config.secretKey,
       SMTP_SMARTHOST: smarthost,
       LOG_LEVEL: 'silent',
     };
@@ -103,7 +105,7 @@ describe('delivery worker (smarthost)', () => {
       const e = await seed('dave@dest.test');
       const ended = sink.dataEnded;
       await enqueueEmail(api.deps.queues, e.id);
-      await waitFor(async () => sink.dataEnded > ended, 'the message to reach DATA');
+      await waitFor('the message to reach DATA', async () => sink.dataEnded > ended);
       first.kill('SIGKILL');
       await new Promise((r) => first.once('exit', r));
       const [mid] = await api.deps
@@ -112,12 +114,12 @@ describe('delivery worker (smarthost)', () => {
       expect(mid!.attempt_started_at).to.be.instanceOf(Date);
       sink.stall = null;
       await startChild();
-      await waitFor(async () => (await count(e.id, 'email.delivered')) === 1, 'delivery by the second worker', 20_000);
+      await waitFor('delivery by the second worker', async () => (await count(e.id, 'email.delivered')) === 1);
       expect(sink.received.filter((m) => m.rcptTo.includes('dave@dest.test'))).to.have.length(1);
       // A stray re-run of the message after the recorded 250 sends nothing.
       const attempts = sink.attempts.get('dave@dest.test');
       await api.deps.queues.delivery.add('email', { emailId: e.id }, { jobId: `${e.id}-again` });
-      await waitFor(async () => (await api.deps.queues.delivery.getJobState(`${e.id}-again`)) === 'completed', 'rerun');
+      await waitFor('rerun', async () => (await api.deps.queues.delivery.getJobState(`${e.id}-again`)) === 'completed');
       expect(sink.attempts.get('dave@dest.test')).to.equal(attempts);
       expect(await count(e.id, 'email.delivered')).to.equal(1);
       expect(await count(e.id, 'email.sent')).to.equal(1);

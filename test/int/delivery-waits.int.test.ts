@@ -8,12 +8,14 @@ import type { Worker } from 'bullmq';
 import { startDeliveryWorker } from '../../workers/delivery.js';
 import type { WorkerDeps } from '../../workers/deps.js';
 import { startDns, type TestDns } from '../helpers/dns.js';
-import { giveDkimKey, seedEmail, waitFor } from '../helpers/mail-seed.js';
+import { giveDkimKey, seedEmail } from '../helpers/mail-seed.js';
 import { track } from '../helpers/resources.js';
 import { seedOrg, type SeededOrg } from '../helpers/seed.js';
 import { startSink, type Sink } from '../helpers/smtp-sink.js';
-import { startApi, testPrefix, type TestApi } from '../helpers/stack.js';
+import { clearPrefix, testPrefix } from '../helpers/redis-prefix.js';
+import { startApi, type TestApi } from '../helpers/stack.js';
 import { workerDepsFor } from '../helpers/workers.js';
+import { waitFor } from '../helpers/wait.js';
 
 const RETRY = [1, 2.5];
 const MAX_AGE_HOURS = 0.002; // 7.2 s
@@ -96,7 +98,7 @@ describe('delivery: wait reasons, retries, sweeper', function () {
   const rowStatus = async (id: string) => (await rows(id))[0]!.status;
   /** Waits (in the database) for a state, then reads it through GET /emails/{id}. */
   async function whenThen(token: string, id: string, ok: (r: ApiRecipient[]) => boolean, what: string) {
-    await waitFor(async () => ok((await rows(id)) as unknown as ApiRecipient[]), what);
+    await waitFor(what, async () => ok((await rows(id)) as unknown as ApiRecipient[]));
     const list = await recipients(token, id);
     expect(ok(list), `${what} (API)`).to.equal(true);
     return list;
@@ -114,7 +116,7 @@ describe('delivery: wait reasons, retries, sweeper', function () {
     const id = await post(token, ['later@dest.test'], { scheduled_at: at.toISOString() });
     const [r] = await recipients(token, id);
     expect(r).to.deep.include({ status: 'scheduled', wait_reason: `scheduled for ${at.toISOString()}` });
-    await waitFor(async () => (await rowStatus(id)) === 'delivered', 'scheduled delivery');
+    await waitFor('scheduled delivery', async () => (await rowStatus(id)) === 'delivered');
     expect((await deliveredAt(id))!.getTime()).to.be.at.least(at.getTime());
     const final = (await recipients(token, id))[0]!;
     expect(final.wait_reason).to.equal(null);
@@ -132,7 +134,7 @@ describe('delivery: wait reasons, retries, sweeper', function () {
     expect(
       (await api.request('PATCH', '/organization', { token: admin, body: { sending_paused: false } })).status,
     ).to.equal(200);
-    await waitFor(async () => (await rowStatus(id)) === 'delivered', 'delivery after resume');
+    await waitFor('delivery after resume', async () => (await rowStatus(id)) === 'delivered');
   });
 
   it('shows a recipient over the daily cap as waiting until the next UTC midnight', async () => {
@@ -159,9 +161,9 @@ describe('delivery: wait reasons, retries, sweeper', function () {
 
     // Polled in the database: the key's request rate limit would not allow polling the API this long.
     await waitFor(
+      'expiry',
       async () =>
         (await api.deps.sql`select 1 from email_recipients where email_id = ${id} and status = 'bounced'`).length === 1,
-      'expiry',
       30_000,
     );
     expect((await recipients(token, id))[0]).to.deep.include({ status: 'bounced', wait_reason: null });
@@ -197,7 +199,7 @@ describe('delivery: wait reasons, retries, sweeper', function () {
       domainName,
       to: ['orphan@dest.test'],
     });
-    await waitFor(async () => (await rowStatus(e.id)) === 'delivered', 'swept delivery');
+    await waitFor('swept delivery', async () => (await rowStatus(e.id)) === 'delivered');
     expect((await recipients(token, e.id))[0]!.status).to.equal('delivered');
     expect(sink.received.filter((m) => m.rcptTo.includes('orphan@dest.test'))).to.have.length(1);
     const [n] = await api.deps.sql<{ n: number }[]>`select count(*)::int as n from emails where id = ${e.id}`;
@@ -211,7 +213,7 @@ describe('delivery: wait reasons, retries, sweeper', function () {
     const job = await api.deps.queues.delivery.getJob(id);
     expect(job, 'the API’s delayed job').to.not.equal(undefined);
     await job!.remove();
-    await waitFor(async () => (await rowStatus(id)) === 'delivered', 'swept scheduled delivery');
+    await waitFor('swept scheduled delivery', async () => (await rowStatus(id)) === 'delivered');
     expect((await deliveredAt(id))!.getTime()).to.be.at.least(at.getTime());
   });
 
@@ -220,13 +222,15 @@ describe('delivery: wait reasons, retries, sweeper', function () {
     worker = null;
     const { org, token, domainId } = await newOrg();
     // The child gets its own Redis prefix: only its own start can have registered the sweep.
+    const prefix = testPrefix();
     const child = spawn(process.execPath, ['--import', 'tsx', 'workers/main.ts'], {
       env: {
         ...process.env,
         ...env(),
         DATABASE_URL: api.db.url,
         REDIS_URL: api.config.redisUrl,
-        REDIS_PREFIX: testPrefix(),
+        REDIS_PREFIX: prefix,
+        SECRET_KEY: api.config.secretKey,
         WORKER_QUEUES: 'delivery',
         DELIVERY_SWEEP_SECONDS: '0.5',
         LOG_LEVEL: 'info',
@@ -250,11 +254,12 @@ describe('delivery: wait reasons, retries, sweeper', function () {
         domainName,
         to: ['process@dest.test'],
       });
-      await waitFor(async () => (await rowStatus(e.id)) === 'delivered', 'delivery by the process', 30_000);
+      await waitFor('delivery by the process', async () => (await rowStatus(e.id)) === 'delivered', 30_000);
       expect(out).to.contain('DELIVERY_SWEEP_REQUEUED');
       expect((await recipients(token, e.id))[0]!.status).to.equal('delivered');
     } finally {
       await stop();
+      await clearPrefix(prefix);
     }
   });
 });

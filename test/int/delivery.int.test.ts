@@ -4,11 +4,12 @@ import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
 import { parseVerpAddress, verpAddress } from '../../shared/mail/verp.js';
 import { startDeliveryWorker } from '../../workers/delivery.js';
 import type { WorkerDeps } from '../../workers/deps.js';
-import { enqueueEmail, giveDkimKey, seedEmail, waitFor, type DkimPair } from '../helpers/mail-seed.js';
+import { enqueueEmail, giveDkimKey, seedEmail, type DkimPair } from '../helpers/mail-seed.js';
 import { seedOrg, type SeededOrg } from '../helpers/seed.js';
 import { startDns, startSink, type Sink } from '../helpers/smtp-sink.js';
 import { startApi, type TestApi } from '../helpers/stack.js';
 import { workerDepsFor } from '../helpers/workers.js';
+import { waitFor } from '../helpers/wait.js';
 
 describe('delivery worker (direct to MX)', () => {
   let api: TestApi;
@@ -79,8 +80,8 @@ describe('delivery worker (direct to MX)', () => {
       bcc: ['hidden@dest.test'],
     });
     await enqueueEmail(api.deps.queues, e.id);
-    await waitFor(async () => (await recipient(e.recipients['hidden@dest.test']!)).status === 'delivered', 'delivery');
-    await waitFor(async () => (await recipient(e.recipients['alice@dest.test']!)).status === 'delivered', 'delivery');
+    await waitFor('delivery', async () => (await recipient(e.recipients['hidden@dest.test']!)).status === 'delivered');
+    await waitFor('delivery', async () => (await recipient(e.recipients['alice@dest.test']!)).status === 'delivered');
     const msg = sink.received.find((m) => m.rcptTo.includes('alice@dest.test'))!;
     const rid = e.recipients['alice@dest.test']!;
     expect(msg.mailFrom).to.equal(verpAddress(rid, 'acme.test', deps.config.secretKey));
@@ -99,10 +100,10 @@ describe('delivery worker (direct to MX)', () => {
     expect(result.results[0]!.signingDomain).to.equal('acme.test');
     const types = (await events(e.id)).filter((x) => x.recipient === 'alice@dest.test').map((x) => x.type);
     expect(types).to.deep.equal(['email.sent', 'email.delivered']);
-    await waitFor(async () => {
+    await waitFor('email status sent', async () => {
       const [row] = await api.deps.sql<{ status: string }[]>`select status from emails where id = ${e.id}`;
       return row!.status === 'sent';
-    }, 'email status sent');
+    });
   });
 
   it('defers on 4xx and delivers on the retry', async () => {
@@ -114,12 +115,21 @@ describe('delivery worker (direct to MX)', () => {
     });
     await enqueueEmail(api.deps.queues, e.id);
     const rid = e.recipients['later@dest.test']!;
-    await waitFor(async () => (await recipient(rid)).status === 'delivered', 'retry delivery');
+    await waitFor('retry delivery', async () => (await recipient(rid)).status === 'delivered');
     const ev = await events(e.id);
     expect(ev.map((x) => x.type)).to.deep.equal(['email.sent', 'email.delivery_delayed', 'email.delivered']);
     expect(ev[1]!.detail).to.be.a('string').and.not.equal('');
     expect((await recipient(rid)).attempts).to.equal(2);
     expect(sink.received.filter((m) => m.rcptTo.includes('later@dest.test'))).to.have.length(1);
+    // Each outcome records its attempt: number, reply, the host that answered, TLS (the console's timeline).
+    const data = await api.deps.sql<{ type: string; data: Record<string, unknown> }[]>`
+      select type, data from events where email_id = ${e.id} and type <> 'email.sent' order by id`;
+    expect(data.map((d) => [d.type, d.data.attempt, d.data.mx_host, d.data.tls])).to.deep.equal([
+      ['email.delivery_delayed', 1, 'mx-up.dest.test', true],
+      ['email.delivered', 2, 'mx-up.dest.test', true],
+    ]);
+    expect(data[0]!.data.response).to.match(/^4\d\d /);
+    expect(data[1]!.data.response).to.match(/^250 /);
   });
 
   it('bounces a 5.1.1 hard, suppresses the address, and rejects the next live send to it', async () => {
@@ -130,7 +140,7 @@ describe('delivery worker (direct to MX)', () => {
       to: ['nobody@dest.test'],
     });
     await enqueueEmail(api.deps.queues, e.id);
-    await waitFor(async () => (await recipient(e.recipients['nobody@dest.test']!)).status === 'bounced', 'bounce');
+    await waitFor('bounce', async () => (await recipient(e.recipients['nobody@dest.test']!)).status === 'bounced');
     const bounced = (await events(e.id)).find((x) => x.type === 'email.bounced')!;
     expect(bounced).to.include({ bounce_type: 'hard', detail: 'NoEmail', provider: 'other' });
     const [sup] = await api.deps.sql`select reason, source_email_id from suppressions where email = 'nobody@dest.test'`;
@@ -144,7 +154,7 @@ describe('delivery worker (direct to MX)', () => {
     });
     const before = sink.attempts.get('nobody@dest.test');
     await enqueueEmail(api.deps.queues, again.id);
-    await waitFor(async () => (await recipient(again.recipients['nobody@dest.test']!)).status === 'rejected', 'reject');
+    await waitFor('reject', async () => (await recipient(again.recipients['nobody@dest.test']!)).status === 'rejected');
     const rejected = (await events(again.id)).map((x) => [x.type, x.detail]);
     expect(rejected).to.deep.equal([['email.rejected', 'Suppressed']]);
     expect(sink.attempts.get('nobody@dest.test')).to.equal(before);
@@ -158,7 +168,7 @@ describe('delivery worker (direct to MX)', () => {
       to: ['x@null.test'],
     });
     await enqueueEmail(api.deps.queues, e.id);
-    await waitFor(async () => (await recipient(e.recipients['x@null.test']!)).status === 'bounced', 'null MX bounce');
+    await waitFor('null MX bounce', async () => (await recipient(e.recipients['x@null.test']!)).status === 'bounced');
     expect((await events(e.id)).find((x) => x.type === 'email.bounced')!.bounce_type).to.equal('hard');
   });
 
@@ -171,7 +181,7 @@ describe('delivery worker (direct to MX)', () => {
       to: ['bob@dest.test'],
     });
     await enqueueEmail(api.deps.queues, e.id);
-    await waitFor(async () => (await recipient(e.recipients['bob@dest.test']!)).status === 'failed', 'failure');
+    await waitFor('failure', async () => (await recipient(e.recipients['bob@dest.test']!)).status === 'failed');
     const failed = (await events(e.id)).find((x) => x.type === 'email.failed')!;
     expect(failed.detail).to.equal('no DKIM key');
   });
@@ -186,12 +196,12 @@ describe('delivery worker (direct to MX)', () => {
     });
     const rid = e.recipients['paused@dest.test']!;
     await enqueueEmail(api.deps.queues, e.id);
-    await waitFor(async () => (await recipient(rid)).wait_reason === 'sending paused', 'hold');
+    await waitFor('hold', async () => (await recipient(rid)).wait_reason === 'sending paused');
     expect((await recipient(rid)).status).to.equal('queued');
     const [em] = await api.deps.sql<{ status: string }[]>`select status from emails where id = ${e.id}`;
     expect(em!.status).to.equal('queued');
     await api.deps.sql`update organizations set sending_paused = false where id = ${org.organization.id}`;
-    await waitFor(async () => (await recipient(rid)).status === 'delivered', 'release');
+    await waitFor('release', async () => (await recipient(rid)).status === 'delivered');
   });
 
   it('makes recipients over the daily cap wait for the next UTC day', async () => {
@@ -204,11 +214,11 @@ describe('delivery worker (direct to MX)', () => {
         to: ['cap1@dest.test', 'cap2@dest.test'],
       });
       await enqueueEmail(api.deps.queues, e.id);
-      const waiting = await waitFor(async () => {
+      const waiting = await waitFor('cap', async () => {
         const rows = await api.deps.sql<{ email: string; status: string; wait_reason: string | null }[]>`
           select email, status, wait_reason from email_recipients where email_id = ${e.id} order by id`;
         return rows.some((r) => r.status === 'delivered') && rows.find((r) => r.wait_reason) ? rows : null;
-      }, 'cap');
+      });
       const held = waiting.find((r) => r.status !== 'delivered')!;
       expect(held.status).to.equal('queued');
       const midnight = new Date(Math.floor(Date.now() / 86_400_000 + 1) * 86_400_000).toISOString();
@@ -230,13 +240,13 @@ describe('delivery worker (direct to MX)', () => {
     const seen = sink.received.length;
     await enqueueEmail(api.deps.queues, e.id);
     const final = { bounced: 'bounced', softbounced: 'bounced', complained: 'delivered', delayed: 'delivered' };
-    await waitFor(async () => {
+    await waitFor('test-mode outcomes', async () => {
       for (const l of locals) {
         const want = (final as Record<string, string>)[l] ?? (l === 'rejected' ? 'rejected' : 'delivered');
         if ((await recipient(e.recipients[`${l}@dest.test`]!)).status !== want) return false;
       }
       return true;
-    }, 'test-mode outcomes');
+    });
     const ev = await events(e.id);
     const of = (l: string) => ev.filter((x) => x.recipient === `${l}@dest.test`).map((x) => x.type);
     expect(of('bounced')).to.deep.equal(['email.sent', 'email.bounced']);

@@ -2,7 +2,8 @@ import { createPrivateKey, createPublicKey, sign, verify } from 'node:crypto';
 import { expect } from 'chai';
 import { startDns, type TestDns } from '../helpers/dns.js';
 import { seedOrg, type SeededOrg } from '../helpers/seed.js';
-import { startApi, type TestApi } from '../helpers/stack.js';
+import { expectError, startApi, type TestApi } from '../helpers/stack.js';
+import { unthrottle } from '../helpers/unthrottle.js';
 
 const MX_HOST = 'mx.tern-install.test';
 
@@ -40,8 +41,7 @@ describe('domains API', () => {
     api = await startApi({ env: { DNS_SERVERS: dns.server, MX_HOST } });
     org = await seedOrg(api.deps.sql);
     // Many quick requests with one key: keep the default rate limit out of these tests.
-    await api.deps.sql`
-      update organizations set rate_limit_per_second = 1000, rate_limit_burst = 1000 where id = ${org.organization.id}`;
+    await unthrottle(api, org.organization.id);
   });
   after(async () => {
     await api.close();
@@ -72,7 +72,11 @@ describe('domains API', () => {
       expect(r.SPF).to.include({ name: 'bounces.mail.acme.test', type: 'TXT', value: `v=spf1 a:${MX_HOST} ~all` });
       expect(r.MX_BOUNCE).to.include({ name: 'bounces.mail.acme.test', type: 'MX', value: MX_HOST, priority: 10 });
       expect(r.MX_REPLY).to.include({ name: 'reply.mail.acme.test', type: 'MX', value: MX_HOST, priority: 10 });
-      expect(r.DMARC).to.include({ name: '_dmarc.mail.acme.test', type: 'TXT', value: 'v=DMARC1; p=none;' });
+      expect(r.DMARC).to.include({
+        name: '_dmarc.mail.acme.test',
+        type: 'TXT',
+        value: 'v=DMARC1; p=none; rua=mailto:dmarc@bounces.mail.acme.test;',
+      });
       expect(res.text).not.to.match(/PRIVATE KEY/);
     });
 
@@ -117,7 +121,7 @@ describe('domains API', () => {
       }
       for (const body of [{}, { name: 42 }, { name: 'ok.test', extra: 1 }]) {
         const res = await api.request('POST', '/domains', { token: org.key.token, body });
-        expect(res.status, JSON.stringify(body)).to.equal(422);
+        expectError(res, 422, 'validation_error', JSON.stringify(body));
         expect(res.json.error.message).to.match(/body\.(name|extra)/);
       }
       const raw = await api.request('POST', '/domains', {
@@ -266,7 +270,7 @@ describe('domains API', () => {
       expect(inherit.json).to.include({ open_tracking: null, click_tracking: false });
       for (const body of [{ open_tracking: 'yes' }, { tracking: true }]) {
         const res = await api.request('PATCH', `/domains/${d.id}`, { token: org.key.token, body });
-        expect(res.status).to.equal(422);
+        expectError(res, 422, 'validation_error');
         expect(res.json.error.message).to.match(/body\.(open_tracking|tracking)/);
       }
     });
@@ -279,7 +283,7 @@ describe('domains API', () => {
       const del = await api.request('DELETE', `/domains/${created.json.id}`, { token: org.key.token });
       expect(del.status).to.equal(200);
       expect(del.json).to.deep.equal({ object: 'domain', id: created.json.id, name: 'gone.test', deleted: true });
-      expect((await api.request('GET', `/domains/${created.json.id}`, { token: org.key.token })).status).to.equal(404);
+      expectError(await api.request('GET', `/domains/${created.json.id}`, { token: org.key.token }), 404, 'not_found');
       expect((await api.request('DELETE', `/domains/${created.json.id}`, { token: org.key.token })).status).to.equal(
         404,
       );
@@ -304,8 +308,8 @@ describe('domains API', () => {
     it("hides other organizations' domains and, for a restricted ADMIN key, domains outside its set", async () => {
       const rival = await seedOrg(api.deps.sql, { domains: [{ name: 'rival.test' }] });
       const theirs = rival.domains['rival.test']!;
-      expect((await api.request('GET', `/domains/${theirs.id}`, { token: org.key.token })).status).to.equal(404);
-      expect((await api.request('DELETE', `/domains/${theirs.id}`, { token: org.key.token })).status).to.equal(404);
+      expectError(await api.request('GET', `/domains/${theirs.id}`, { token: org.key.token }), 404, 'not_found');
+      expectError(await api.request('DELETE', `/domains/${theirs.id}`, { token: org.key.token }), 404, 'not_found');
       const own = await seedOrg(api.deps.sql, { domains: [{ name: 'mine.test' }, { name: 'notmine.test' }] });
       const restricted = await own.mint({ permission: 'ADMIN', domains: ['mine.test'] });
       const list = await api.request('GET', '/domains', { token: restricted.token });

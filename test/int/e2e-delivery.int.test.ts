@@ -8,8 +8,9 @@ import { createPublicKey } from 'node:crypto';
 import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
 import { simpleParser } from 'mailparser';
 import { parseVerpAddress } from '../../shared/mail/verp.js';
-import { eventually, startE2e, type E2eStack } from '../helpers/e2e-stack.js';
+import { startE2e, type E2eStack } from '../helpers/e2e-stack.js';
 import type { Received } from '../helpers/smtp-sink.js';
+import { waitFor } from '../helpers/wait.js';
 
 /** The top-level header fields of a raw message, unfolded, by lower-case name (first one wins). */
 function headerFields(raw: Buffer): Record<string, string> {
@@ -34,6 +35,7 @@ describe('end to end: API → delivery → MX (issue 4)', function () {
   let domainId: string;
   let dkimPublic: string;
   let sendKey: string;
+  let topicId: string;
 
   before(async () => {
     s = await startE2e((rcpt, n) => {
@@ -54,6 +56,7 @@ describe('end to end: API → delivery → MX (issue 4)', function () {
     ({ id: domainId, dkimPublic } = await s.addDomain('acme.test'));
     await s.admin('PATCH', `/domains/${domainId}`, { open_tracking: true, click_tracking: true }, 200);
     sendKey = (await s.org.mint({ permission: 'SEND' })).token;
+    topicId = (await s.admin('POST', '/topics', { name: 'News', default_subscription: 'opt_in' }, 201)).json.id;
   });
   after(async () => await s.close());
 
@@ -82,8 +85,8 @@ describe('end to end: API → delivery → MX (issue 4)', function () {
   const received = (rcpt: string): Received | undefined => s.sink.received.find((m) => m.rcptTo.includes(rcpt));
 
   it('delivers a DKIM-signed message with Message-ID, VERP return path, unsubscribe headers and tracking', async () => {
-    const id = await send(['ann@dest.test'], { topic_id: 'top_news' });
-    const msg = await eventually(async () => received('ann@dest.test'), 'the message at the MX');
+    const id = await send(['ann@dest.test'], { topic_id: topicId });
+    const msg = await waitFor('the message at the MX', async () => received('ann@dest.test'));
 
     const verdict = await dkimVerify(msg.raw, {
       resolver: (name: string, rr: string) => s.resolver.resolve(name, rr as 'TXT') as Promise<never>,
@@ -120,13 +123,13 @@ describe('end to end: API → delivery → MX (issue 4)', function () {
     expect(res.status).to.equal(302);
     expect(res.headers.get('location')).to.equal('https://example.org/sale?x=1&y=2');
 
-    await eventually(async () => (await events(id)).some((e) => e.type === 'email.delivered'), 'email.delivered');
+    await waitFor('email.delivered', async () => (await events(id)).some((e) => e.type === 'email.delivered'));
     expect((await events(id)).map((e) => e.type).slice(0, 2)).to.deep.equal(['email.sent', 'email.delivered']);
   });
 
   it('leaves the unsubscribe headers out of a send without a topic', async () => {
     await send(['bob@dest.test']);
-    const msg = await eventually(async () => received('bob@dest.test'), 'the message at the MX');
+    const msg = await waitFor('the message at the MX', async () => received('bob@dest.test'));
     const parsed = await simpleParser(msg.raw);
     expect(parsed.headers.has('list-unsubscribe')).to.equal(false);
     expect(parsed.headers.has('list-unsubscribe-post')).to.equal(false);
@@ -136,11 +139,11 @@ describe('end to end: API → delivery → MX (issue 4)', function () {
     const rcpts = ['ok@dest.test', 'later@dest.test', 'gone@dest.test', 'full@dest.test', 'blocked@dest.test'];
     const id = await send(rcpts);
     const terminal = ['delivered', 'bounced'];
-    const email = await eventually(async () => {
+    const email = await waitFor('every recipient in a terminal state', async () => {
       const res = await s.api.request('GET', `/emails/${id}`, { token: sendKey });
       const rs = res.json.recipients as { email: string; status: string }[];
       return rs.every((r) => terminal.includes(r.status)) ? res.json : null;
-    }, 'every recipient in a terminal state');
+    });
     const statuses = Object.fromEntries(
       (email.recipients as { email: string; status: string }[]).map((r) => [r.email, r.status]),
     );
@@ -181,7 +184,7 @@ describe('end to end: API → delivery → MX (issue 4)', function () {
     // The suppressed address is rejected on the next send, without an SMTP conversation.
     const before = s.sink.attempts.get('gone@dest.test');
     const again = await send(['gone@dest.test']);
-    await eventually(async () => (await events(again)).some((e) => e.type === 'email.rejected'), 'email.rejected');
+    await waitFor('email.rejected', async () => (await events(again)).some((e) => e.type === 'email.rejected'));
     expect(s.sink.attempts.get('gone@dest.test')).to.equal(before);
   });
 });

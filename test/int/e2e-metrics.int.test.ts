@@ -7,8 +7,9 @@
 import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
 import { simpleParser } from 'mailparser';
-import { eventually, startE2e, type E2eStack } from '../helpers/e2e-stack.js';
+import { startE2e, type E2eStack } from '../helpers/e2e-stack.js';
 import type { Received } from '../helpers/smtp-sink.js';
+import { waitFor } from '../helpers/wait.js';
 
 const FIXTURES = new URL('../fixtures/inbound/', import.meta.url);
 const COUNTERS = [
@@ -134,6 +135,7 @@ describe('end to end: scripted live sends → GET /metrics (issue 6)', function 
   const domainIds: Record<string, string> = {};
   const keys: Record<string, { id: string; token: string }> = {};
   const templates: Record<string, string> = {};
+  let topicId: string;
 
   before(async () => {
     s = await startE2e((rcpt, n) => {
@@ -165,6 +167,7 @@ describe('end to end: scripted live sends → GET /metrics (issue 6)', function 
       templates[slug] = (await s.admin('POST', '/templates', { name, slug, subject: name, html }, 201)).json.id;
       await s.admin('POST', `/templates/${slug}/publish`, undefined, 200);
     }
+    topicId = (await s.admin('POST', '/topics', { name: 'All', default_subscription: 'opt_in' }, 201)).json.id;
   });
   after(async () => await s?.close());
 
@@ -172,7 +175,7 @@ describe('end to end: scripted live sends → GET /metrics (issue 6)', function 
   async function runScript(): Promise<[string, string][]> {
     const ids: [string, string][] = [];
     for (const m of SCRIPT) {
-      const body: Record<string, unknown> = { from: `Acme <news@${m.domain}>`, to: m.to, topic_id: 'top_all' };
+      const body: Record<string, unknown> = { from: `Acme <news@${m.domain}>`, to: m.to, topic_id: topicId };
       if (m.template) body.template = { id: m.template };
       else Object.assign(body, { subject: 'Plain', html: '<p>Hi</p><a href="https://example.org/plain">Go</a>' });
       if (m.kind) body.kind = m.kind;
@@ -227,10 +230,10 @@ describe('end to end: scripted live sends → GET /metrics (issue 6)', function 
     const all = SCRIPT.flatMap((m) => m.to);
     const delivered = all.filter((a) => ['ok', 'later'].includes(parse(a).outcome));
     for (const rcpt of delivered) {
-      const msg = await eventually(async () => s.sink.received.find((m) => m.rcptTo.includes(rcpt)), `${rcpt} at MX`);
+      const msg = await waitFor(`${rcpt} at MX`, async () => s.sink.received.find((m) => m.rcptTo.includes(rcpt)));
       await engage(rcpt, msg);
     }
-    await eventually(async () => {
+    await waitFor('every recipient in a final state', async () => {
       const states = await Promise.all(
         ids.map(async ([id, token]) => {
           const res = await s.api.request('GET', `/emails/${id}`, { token });
@@ -240,7 +243,7 @@ describe('end to end: scripted live sends → GET /metrics (issue 6)', function 
         }),
       );
       return states.every(Boolean);
-    }, 'every recipient in a final state');
+    });
 
     // Expected rows, from the script alone.
     const grain = SCRIPT.flatMap((m) =>
@@ -283,13 +286,12 @@ describe('end to end: scripted live sends → GET /metrics (issue 6)', function 
     };
     const orgTotal = total(grain);
     // The rollup is asynchronous: wait until the counters stop short of nothing, then compare all.
-    await eventually(
+    await waitFor(
+      'the rollup to catch up',
       async () => {
         const t = (await get('')).json.totals;
         return JSON.stringify(t) === JSON.stringify(pick(orgTotal, SERIES));
       },
-      'the rollup to catch up',
-      // Generous: the pipeline includes retries, and a loaded CI machine is slow.
       60_000,
     );
     const [counted] = await s.api.deps.sql<{ n: number }[]>`

@@ -15,7 +15,7 @@ import { startDeliveryWorker } from '../../workers/delivery.js';
 import type { WorkerDeps } from '../../workers/deps.js';
 import { startInboundWorker } from '../../workers/inbound.js';
 import { startDns, type TestDns } from '../helpers/dns.js';
-import { giveDkimKey, waitFor, type DkimPair } from '../helpers/mail-seed.js';
+import { giveDkimKey, type DkimPair } from '../helpers/mail-seed.js';
 import { startRelay, type TestRelay } from '../helpers/relay.js';
 import { track } from '../helpers/resources.js';
 import { seedOrg, type SeededOrg } from '../helpers/seed.js';
@@ -23,6 +23,7 @@ import { RawSmtp } from '../helpers/smtp-raw.js';
 import { startSink, type Received, type Sink } from '../helpers/smtp-sink.js';
 import { startApi, type TestApi } from '../helpers/stack.js';
 import { workerDepsFor } from '../helpers/workers.js';
+import { waitFor } from '../helpers/wait.js';
 
 const FIXTURES = new URL('../fixtures/inbound/', import.meta.url);
 const CLIENT_MESSAGE_ID = 'client-thread-7@acme.test';
@@ -63,7 +64,13 @@ describe('end to end: relay → delivery → MX replies, DSN and ARF', function 
     deps = workerDepsFor(api, { OUTBOUND_PORT: String(sink.port), DNS_SERVERS: dns.server });
     delivery = await startDeliveryWorker(deps, { sweepEverySeconds: 0 });
     const mx = createMxServer(
-      { config: api.config, sql: api.deps.sql, queues: api.deps.queues, logger: createLogger('silent', 'mx-test') },
+      {
+        config: api.config,
+        sql: api.deps.sql,
+        queues: api.deps.queues,
+        logger: createLogger('silent', 'mx-test'),
+        prom: api.deps.prom,
+      },
       { maxBytes: 1024 * 1024 },
     );
     await new Promise<void>((resolve) => mx.listen(0, '127.0.0.1', resolve));
@@ -110,12 +117,12 @@ describe('end to end: relay → delivery → MX replies, DSN and ARF', function 
     expect(info.response).to.match(/^250 .*queued as em_\w+/);
     emailId = /queued as (em_\w+)/.exec(info.response ?? '')![1]!;
 
-    await waitFor(async () => {
+    await waitFor('both recipients delivered', async () => {
       const rows = await api.deps.sql<{ id: string; email: string; status: string }[]>`
         select id, email, status from email_recipients where email_id = ${emailId}`;
       for (const r of rows) rids[r.email] = r.id;
       return rows.length === 2 && rows.every((r) => r.status === 'delivered');
-    }, 'both recipients delivered');
+    });
 
     for (const address of ['pat@dest.test', 'sam@dest.test']) {
       const msg = sink.received.find((m) => m.rcptTo.includes(address))!;
@@ -154,11 +161,11 @@ describe('end to end: relay → delivery → MX replies, DSN and ARF', function 
     const data = await mxSession('support@reply.acme.test', reply, 'pat@dest.test');
     expect(data.code).to.equal(250);
     const inboundId = /queued as (inb_\w+)/.exec(data.text)![1]!;
-    const event = await waitFor(async () => {
+    const event = await waitFor('email.received', async () => {
       const [e] = await api.deps.sql<{ type: string; email_id: string | null }[]>`
         select type, email_id from events where inbound_id = ${inboundId}`;
       return e;
-    }, 'email.received');
+    });
     expect(event).to.deep.equal({ type: 'email.received', email_id: emailId });
   });
 
@@ -176,17 +183,17 @@ describe('end to end: relay → delivery → MX replies, DSN and ARF', function 
     });
     expect((await mxSession(delivered['sam@dest.test']!.mailFrom, arf, '')).code).to.equal(250);
 
-    const bounced = await waitFor(async () => {
+    const bounced = await waitFor('email.bounced', async () => {
       const [e] = await api.deps.sql<{ email_id: string; bounce_type: string }[]>`
         select email_id, bounce_type from events where recipient_id = ${rids['pat@dest.test']!} and type = 'email.bounced'`;
       return e;
-    }, 'email.bounced');
+    });
     expect(bounced).to.deep.equal({ email_id: emailId, bounce_type: 'hard' });
-    const complained = await waitFor(async () => {
+    const complained = await waitFor('email.complained', async () => {
       const [e] = await api.deps.sql<{ email_id: string; recipient: string }[]>`
         select email_id, recipient from events where recipient_id = ${rids['sam@dest.test']!} and type = 'email.complained'`;
       return e;
-    }, 'email.complained');
+    });
     expect(complained).to.deep.equal({ email_id: emailId, recipient: 'sam@dest.test' });
     const sups = await api.deps.sql<{ email: string; reason: string }[]>`
       select email, reason from suppressions where org_id = ${org.organization.id} order by email`;

@@ -4,15 +4,38 @@
 // headers, bodies equal to the objects the spec's tables describe, and signatures that verify.
 import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
-import { verify } from '../../shared/webhook-signing.js';
-import { eventually, startE2e, type E2eStack } from '../helpers/e2e-stack.js';
+import { verify } from '../../shared/webhooks/signing.js';
+import { startE2e, type E2eStack } from '../helpers/e2e-stack.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
 import type { Received as SmtpReceived } from '../helpers/smtp-sink.js';
+import { sleep, waitFor } from '../helpers/wait.js';
 
 const FIXTURES = new URL('../fixtures/inbound/', import.meta.url);
 const ISO_MS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
-const EMAIL_FIELDS = ['email_id', 'from', 'to', 'subject', 'recipient', 'kind', 'tags', 'bounce_type', 'detail', 'url'];
-const RECEIVED_FIELDS = ['inbound_id', 'email_id', 'from', 'to', 'subject'];
+const EMAIL_FIELDS = [
+  'email_id',
+  'from',
+  'to',
+  'subject',
+  'recipient',
+  'kind',
+  'tags',
+  'stream',
+  'bounce_type',
+  'detail',
+  'url',
+];
+const RECEIVED_FIELDS = [
+  'inbound_id',
+  'email_id',
+  'from',
+  'to',
+  'subject',
+  'stripped_text',
+  'mailbox_hash',
+  'auth',
+  'attachments',
+];
 
 type Data = Record<string, unknown>;
 interface Hook {
@@ -54,6 +77,7 @@ describe('end to end: every webhook event type from the real pipeline (issue 5)'
   let liveKey: string;
   let testKey: string;
   let templateId: string;
+  let topicId: string;
   const sent: Record<string, string> = {};
 
   before(async () => {
@@ -74,6 +98,7 @@ describe('end to end: every webhook event type from the real pipeline (issue 5)'
     const hook = await s.admin('POST', '/webhooks', { url: `${receiver.url}/hooks/tern` }, 201);
     secret = hook.json.signing_secret as string;
     liveKey = (await s.org.mint({ permission: 'SEND' })).token;
+    topicId = (await s.admin('POST', '/topics', { name: 'News', default_subscription: 'opt_in' }, 201)).json.id;
     testKey = (await s.org.mint({ permission: 'SEND', mode: 'test' })).token;
     templateId = (
       await s.admin(
@@ -99,7 +124,7 @@ describe('end to end: every webhook event type from the real pipeline (issue 5)'
   }
 
   const atSink = (rcpt: string) =>
-    eventually(async () => s.sink.received.find((m) => m.rcptTo.includes(rcpt)), `${rcpt} at the MX`);
+    waitFor(`${rcpt} at the MX`, async () => s.sink.received.find((m) => m.rcptTo.includes(rcpt)));
 
   function hooks(): Hook[] {
     return receiver.received.map((r) => {
@@ -116,9 +141,10 @@ describe('end to end: every webhook event type from the real pipeline (issue 5)'
       subject: 'Spring news',
       html: '<html><body><p>Hi</p><a href="https://example.org/sale">Sale</a></body></html>',
       text: 'Hi',
-      topic_id: 'top_news',
+      topic_id: topicId,
       tags: [{ name: 'campaign', value: 'spring' }],
       kind: 'newsletter',
+      stream: 'broadcast',
     });
     sent.mixed = await send(liveKey, {
       from: 'news@acme.test',
@@ -177,8 +203,8 @@ describe('end to end: every webhook event type from the real pipeline (issue 5)'
 
     const expectedCount = 23;
     // On a timeout the comparison below shows which deliveries are missing.
-    await receiver.waitFor(expectedCount, 20_000).catch(() => {});
-    await new Promise((r) => setTimeout(r, 300)); // nothing more than expected arrives late
+    await receiver.waitForRequests(expectedCount).catch(() => {});
+    await sleep(300); // nothing more than expected arrives late
     const got = hooks();
 
     for (const r of receiver.received) {
@@ -219,6 +245,7 @@ describe('end to end: every webhook event type from the real pipeline (issue 5)'
       recipient,
       kind: 'newsletter',
       tags: [{ name: 'campaign', value: 'spring' }],
+      stream: 'broadcast',
     });
     const plain = (id: string, recipient: string, subject: string, from = 'news@acme.test') => ({
       email_id: id,
@@ -228,6 +255,7 @@ describe('end to end: every webhook event type from the real pipeline (issue 5)'
       recipient,
       kind: null,
       tags: null,
+      stream: 'transactional',
     });
     const mixed = (recipient: string) => ({
       ...plain(sent.mixed!, recipient, 'Outcomes'),
@@ -277,6 +305,10 @@ describe('end to end: every webhook event type from the real pipeline (issue 5)'
           from: 'ann@dest.test',
           to: ['support@reply.acme.test'],
           subject: 'Re: Spring news',
+          stripped_text: 'Sounds good.',
+          // dest.test publishes no SPF, DKIM key or DMARC record.
+          auth: { spf: 'none', dkim: 'none', dmarc: 'none' },
+          attachments: [],
         },
       },
     ];

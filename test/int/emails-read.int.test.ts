@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import { recordEvents } from '../../shared/events.js';
 import { seedOrg, type SeededOrg } from '../helpers/seed.js';
-import { startApi, type TestApi } from '../helpers/stack.js';
+import { expectError, startApi, type TestApi } from '../helpers/stack.js';
+import { unthrottle } from '../helpers/unthrottle.js';
 
 describe('emails: list, get, events, reschedule, cancel', () => {
   let api: TestApi;
@@ -13,8 +14,7 @@ describe('emails: list, get, events, reschedule, cancel', () => {
   before(async () => {
     api = await startApi();
     org = await seedOrg(api.deps.sql, { domains: [{ name: 'acme.test' }, { name: 'beta.test' }] });
-    await api.deps.sql`update organizations set rate_limit_per_second = 10000, rate_limit_burst = 10000
-      where id = ${org.organization.id}`;
+    await unthrottle(api, org.organization.id);
     send = await org.mint({ permission: 'SEND' });
     test = await org.mint({ permission: 'SEND', mode: 'test' });
     beta = await org.mint({ permission: 'SEND', domains: ['beta.test'] });
@@ -88,7 +88,7 @@ describe('emails: list, get, events, reschedule, cancel', () => {
       const t = await get(`/emails/${id}`, test.token);
       expect(t.status).to.equal(404);
       expect(t.json.error.code).to.equal('not_found');
-      expect((await get(`/emails/${id}`, beta.token)).status).to.equal(404);
+      expectError(await get(`/emails/${id}`, beta.token), 404, 'not_found');
       const own = await post({ from: 'x@beta.test' }, beta.token);
       expect((await get(`/emails/${own}`, beta.token)).status).to.equal(200);
     });
@@ -117,7 +117,7 @@ describe('emails: list, get, events, reschedule, cancel', () => {
       expect(res.json.data[1]).to.include({ recipient: 'x@example.com', bounce_type: 'hard', detail: 'NoEmail' });
       expect(res.json.data[0]).to.not.have.property('bounce_type');
       expect((await get(`/emails/${id}`)).json.last_event).to.equal('bounced');
-      expect((await get(`/emails/${id}/events`, beta.token)).status).to.equal(404);
+      expectError(await get(`/emails/${id}/events`, beta.token), 404, 'not_found');
     });
   });
 
@@ -156,9 +156,9 @@ describe('emails: list, get, events, reschedule, cancel', () => {
       const before = await listed(`kind=k1&created_before=${encodeURIComponent(after)}`);
       expect(before).to.include(ids[0]).and.not.include(ids[2]);
       const bad = await get('/emails?status=lost');
-      expect(bad.status).to.equal(422);
+      expectError(bad, 422, 'validation_error');
       expect(bad.json.error.message).to.contain('query.status');
-      expect((await get('/emails?created_after=yesterday')).status).to.equal(422);
+      expectError(await get('/emails?created_after=yesterday'), 422, 'validation_error');
     });
 
     it('lists test and live apart, and a restricted key only its domains', async () => {
@@ -205,10 +205,10 @@ describe('emails: list, get, events, reschedule, cancel', () => {
         token: send.token,
         body: { scheduled_at: '2001-01-01T00:00:00Z' },
       });
-      expect(bad.status).to.equal(422);
+      expectError(bad, 422, 'validation_error');
       expect(bad.json.error.message).to.contain('body.scheduled_at');
       const missing = await api.request('PATCH', `/emails/${sid}`, { token: send.token, body: {} });
-      expect(missing.status).to.equal(422);
+      expectError(missing, 422, 'validation_error');
     });
   });
 
@@ -224,7 +224,7 @@ describe('emails: list, get, events, reschedule, cancel', () => {
       expect(e.recipients[0].status).to.equal('canceled');
       expect(await api.deps.queues.delivery.getJob(id)).to.equal(undefined);
       const again = await api.request('POST', `/emails/${id}/cancel`, { token: send.token });
-      expect(again.status).to.equal(409);
+      expectError(again, 409, 'invalid_state');
     });
 
     it('cancels a queued email not yet handed over', async () => {
@@ -247,7 +247,7 @@ describe('emails: list, get, events, reschedule, cancel', () => {
     it("404 for a restricted key on another domain's email", async () => {
       const id = await post({ scheduled_at: 'in 1 hour' });
       const res = await api.request('POST', `/emails/${id}/cancel`, { token: beta.token });
-      expect(res.status).to.equal(404);
+      expectError(res, 404, 'not_found');
     });
   });
 });

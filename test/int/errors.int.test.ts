@@ -4,6 +4,7 @@ import { expect } from 'chai';
 import { request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp } from '../../api/app.js';
+import { MAX_DEPTH as MAX_BODY_DEPTH } from '../../api/text-checks.js';
 import { allHandlers } from '../../api/routes/index.js';
 import { track } from '../helpers/resources.js';
 import { seedOrg, type SeededOrg } from '../helpers/seed.js';
@@ -102,6 +103,63 @@ describe('errors', () => {
     });
     expect(res.status).to.equal(400);
     expect(res.json.error.code).to.equal('invalid_json');
+  });
+
+  it('answers 422 validation_error for a body nested deeper than MAX_BODY_DEPTH, with or without Idempotency-Key', async () => {
+    const deep = (n: number) => `${'{"a":'.repeat(n)}1${'}'.repeat(n)}`;
+    const cases: [string, string, Record<string, string>][] = [
+      ['/emails', `{"to":${'['.repeat(20_000)}${']'.repeat(20_000)}}`, { 'idempotency-key': 'deep-1' }],
+      ['/events', '['.repeat(100_000) + ']'.repeat(100_000), { 'idempotency-key': 'deep-2' }],
+      ['/events', `{"name":"x","email":"a@example.com","properties":${deep(5_000)}}`, {}],
+      ['/events', `{"name":"x","email":"a@example.com","properties":${deep(MAX_BODY_DEPTH)}}`, {}],
+    ];
+    for (const [path, raw, headers] of cases) {
+      const res = await api.request('POST', path, {
+        token: org.key.token,
+        raw,
+        headers: { 'content-type': 'application/json', ...headers },
+      });
+      expect(res.status, `${path} ${raw.length}`).to.equal(422);
+      expect(res.json.error.code).to.equal('validation_error');
+      expect(res.json.error.message).to.contain(`deeper than ${MAX_BODY_DEPTH} levels`);
+    }
+    // Exactly MAX_BODY_DEPTH levels (the body object is the first) is accepted.
+    const ok = await api.request('POST', '/events', {
+      token: org.key.token,
+      raw: `{"name":"x","email":"a@example.com","properties":${deep(MAX_BODY_DEPTH - 1)}}`,
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(ok.status, ok.text).to.equal(202);
+  });
+
+  it('answers 422 validation_error naming the field for a lone surrogate in a key or string', async () => {
+    const cases: [string, string, string][] = [
+      ['/events', '{"name":"x","email":"a@example.com","properties":{"\\ud800":false}}', 'body.properties has a key'],
+      [
+        '/events',
+        '{"name":"x","email":"a@example.com","properties":{"a":["ok","x\\udc00"]}}',
+        'body.properties.a.1 must not',
+      ],
+      ['/contacts', '{"email":"a@example.com","first_name":"\\ude00\\ud83d"}', 'body.first_name must not'],
+    ];
+    for (const [path, raw, names] of cases) {
+      const res = await api.request('POST', path, {
+        token: org.key.token,
+        raw,
+        headers: { 'content-type': 'application/json' },
+      });
+      expect(res.status, `${path} ${raw}`).to.equal(422);
+      expect(res.json.error.code).to.equal('validation_error');
+      expect(res.json.error.message).to.contain(names).and.contain('lone surrogate');
+    }
+    // A pair is one character, stored as sent.
+    const ok = await api.request('POST', '/contacts', {
+      token: org.key.token,
+      raw: '{"email":"b@example.com","first_name":"\\ud83d\\ude00","properties":{"e":"\\ud83d\\ude00"}}',
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(ok.status, ok.text).to.equal(201);
+    expect(ok.json.first_name).to.equal('\u{1f600}');
   });
 
   it('answers 415 unsupported_media_type for a body that is not JSON', async () => {

@@ -2,39 +2,17 @@ import { expect } from 'chai';
 import { createQueues } from '../../shared/queues.js';
 import { closeRedis, createRedis } from '../../shared/redis.js';
 import { startInboundWorker } from '../../workers/inbound.js';
-import { queuedId, smtpSession, startMx, startMxWithWorker, until } from '../helpers/mx.js';
+import { queuedId, smtpSession, startMx, startMxWithWorker } from '../helpers/mx.js';
 import { track } from '../helpers/resources.js';
 import { seedOrg, type SeededOrg } from '../helpers/seed.js';
 import { startApi, type TestApi } from '../helpers/stack.js';
 import { workerDepsFor } from '../helpers/workers.js';
 import { freePort } from '../helpers/ports.js';
+import { waitFor } from '../helpers/wait.js';
 
 const TO = 'support@reply.acme.test';
 
-function nestedMultipart(depth: number): string {
-  let open = '';
-  let close = '';
-  for (let i = 0; i < depth; i++) {
-    open += `Content-Type: multipart/mixed; boundary="n${i}"\r\n\r\n--n${i}\r\n`;
-    close = `--n${i}--\r\n${close}`;
-  }
-  return `From: a@example.net\r\nTo: ${TO}\r\nSubject: nested\r\nMIME-Version: 1.0\r\n${open}Content-Type: text/plain\r\n\r\ndeep\r\n${close}`;
-}
-
-/** Bytes 0–255 except CR and LF (SMTP framing), as the characters a raw socket writes. */
-function garbage(n: number, seed: number): string {
-  let x = seed;
-  let out = '';
-  for (let i = 0; i < n; i++) {
-    x = (x * 1103515245 + 12345) >>> 0;
-    const b = (x >>> 16) & 0xff;
-    out += b === 10 || b === 13 ? 'x' : String.fromCharCode(b);
-    if (i % 70 === 69) out += '\r\n';
-  }
-  return out;
-}
-
-describe('MX durability, attachments and hostile MIME', () => {
+describe('MX durability and attachments', () => {
   let api: TestApi;
   let org: SeededOrg;
 
@@ -47,10 +25,10 @@ describe('MX durability, attachments and hostile MIME', () => {
   });
 
   async function finished(id: string) {
-    return await until(async () => {
+    return await waitFor('the inbound message to be processed', async () => {
       const [row] = await api.deps.sql`select * from inbound_messages where id = ${id} and status <> 'stored'`;
       return row;
-    }, 20_000);
+    });
   }
 
   describe('with Redis unreachable from the MX', () => {
@@ -132,7 +110,9 @@ describe('MX durability, attachments and hostile MIME', () => {
       expect((await finished(id)).status).to.equal('processed');
       const got = await api.request('GET', `/inbound/${id}`, { token: org.key.token });
       expect(got.status).to.equal(200);
-      expect(got.json.attachments).to.deep.equal([
+      const listed = got.json.attachments as { id: string }[];
+      for (const a of listed) expect(a.id).to.match(/^att_[0-9A-Z]{26}$/);
+      expect(listed.map(({ id: _id, ...rest }) => rest)).to.deep.equal([
         { filename: 'invoice.pdf', content_type: 'application/pdf', size: pdf.length },
         { filename: 'logo.png', content_type: 'image/png', size: png.length },
       ]);
@@ -142,40 +122,5 @@ describe('MX durability, attachments and hostile MIME', () => {
       expect(Buffer.compare(stored[1]!.content, png)).to.equal(0);
       expect(stored[1]!.content_id).to.equal('logo@example.net');
     });
-
-    const hostile: [string, () => string][] = [
-      ['a multipart nested 1000 levels deep', () => nestedMultipart(1000)],
-      [
-        'a 100 KB header line',
-        () => `From: a@example.net\r\nTo: ${TO}\r\nX-Long: ${'a'.repeat(100_000)}\r\nSubject: long\r\n\r\nbody\r\n`,
-      ],
-      [
-        'an unknown charset',
-        () =>
-          `From: a@example.net\r\nTo: ${TO}\r\nSubject: =?x-unknown-42?B?aGVsbG8=?=\r\nContent-Type: text/plain; charset="x-unknown-42"\r\n\r\nh\u00e9llo\r\n`,
-      ],
-      ['a 0-byte message', () => ''],
-      ['binary garbage with NUL bytes', () => garbage(20_000, 7)],
-      [
-        'NUL bytes in the headers and body',
-        () => `From: a@example.net\r\nTo: ${TO}\r\nSubject: a\u0000b\r\n\r\nx\u0000y\r\n`,
-      ],
-    ];
-    for (const [name, make] of hostile) {
-      it(`survives ${name}: the row ends processed or failed, the job is not retried`, async () => {
-        const { data } = await smtpSession(port, [TO], make());
-        expect(data!.code).to.equal(250);
-        const id = queuedId(data);
-        const row = await finished(id);
-        expect(['processed', 'failed']).to.include(row.status);
-        if (row.status === 'failed') expect(row.error).to.be.a('string').and.not.equal('');
-        const job = await until(async () => {
-          const j = await api.deps.queues.inbound.getJob(id);
-          return j && (j.finishedOn ? j : null);
-        });
-        expect(job.attemptsMade).to.be.at.most(1);
-        expect(await job.getState()).to.be.oneOf(['completed', 'failed']);
-      });
-    }
   });
 });

@@ -3,9 +3,10 @@ import { pino } from 'pino';
 import { verpToken } from '../../shared/mail/verp.js';
 import { fixture, REPORT_FIXTURES } from '../helpers/inbound-fixtures.js';
 import { insertEmailRows } from '../helpers/mail-rows.js';
-import { queuedId, smtpSession, startMxWithWorker, until } from '../helpers/mx.js';
+import { queuedId, smtpSession, startMxWithWorker } from '../helpers/mx.js';
 import { seedOrg, type SeededOrg } from '../helpers/seed.js';
 import { startApi, type TestApi } from '../helpers/stack.js';
+import { waitFor } from '../helpers/wait.js';
 
 describe('DSN and ARF reports by mail', () => {
   let api: TestApi;
@@ -45,7 +46,7 @@ describe('DSN and ARF reports by mail', () => {
   }
 
   async function processed(id: string) {
-    return await until(async () => {
+    return await waitFor('the report to be processed', async () => {
       const [row] = await api.deps.sql`select * from inbound_messages where id = ${id} and status <> 'stored'`;
       return row;
     });

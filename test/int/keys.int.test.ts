@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { seedOrg, type SeededOrg } from '../helpers/seed.js';
-import { startApi, type TestApi } from '../helpers/stack.js';
+import { expectError, startApi, type TestApi } from '../helpers/stack.js';
+import { sleep } from '../helpers/wait.js';
 
 describe('keys API', () => {
   let api: TestApi;
@@ -103,7 +104,7 @@ describe('keys API', () => {
         token: org.key.token,
         body: { name: 'x', permission: 'SEND', domains: ['other.test'] },
       });
-      expect(dom.status).to.equal(422);
+      expectError(dom, 422, 'validation_error');
       expect(dom.json.error.message).to.contain('other.test');
     });
 
@@ -114,7 +115,7 @@ describe('keys API', () => {
       expect(del.status).to.equal(200);
       expect(del.json.revoked_at).to.be.a('string');
       const after = await api.request('GET', '/keys/me', { token: k.token });
-      expect(after.status).to.equal(401);
+      expectError(after, 401, 'unauthorized');
       expect(after.json.error.message).to.contain('revoked');
     });
 
@@ -126,9 +127,9 @@ describe('keys API', () => {
       expect(rot.json.token).to.not.equal(k.token);
       expect((await api.request('GET', '/keys/me', { token: k.token })).status).to.equal(200);
       expect((await api.request('GET', '/keys/me', { token: rot.json.token })).status).to.equal(200);
-      await new Promise((r) => setTimeout(r, 1100));
+      await sleep(1100);
       const old = await api.request('GET', '/keys/me', { token: k.token });
-      expect(old.status).to.equal(401);
+      expectError(old, 401, 'unauthorized');
       expect(old.json.error.message).to.contain('expired');
       expect((await api.request('GET', '/keys/me', { token: rot.json.token })).status).to.equal(200);
     });
@@ -142,7 +143,7 @@ describe('keys API', () => {
       const page2 = await api.request('GET', `/keys?limit=2&after=${page1.json.data[1].id}`, { token: org.key.token });
       expect(page2.json.data[0].id < page1.json.data[1].id).to.equal(true);
       const bad = await api.request('GET', '/keys?limit=500', { token: org.key.token });
-      expect(bad.status).to.equal(422);
+      expectError(bad, 422, 'validation_error');
     });
 
     it("answers 404 for another organization's key", async () => {

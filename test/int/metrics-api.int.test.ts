@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { applyDeltas, type Delta } from '../../shared/db/metrics.js';
 import { seedOrg, type SeededOrg } from '../helpers/seed.js';
 import { startApi, type TestApi } from '../helpers/stack.js';
+import { unthrottle } from '../helpers/unthrottle.js';
 
 const API_COUNTERS = [
   'sent',
@@ -53,8 +54,7 @@ describe('GET /metrics', () => {
     this.timeout(120_000);
     api = await startApi();
     org = await seedOrg(api.deps.sql, { domains: domains.map((name) => ({ name })) });
-    await api.deps
-      .sql`update organizations set rate_limit_per_second = 10000, rate_limit_burst = 10000 where id = ${org.organization.id}`;
+    await unthrottle(api, org.organization.id);
     const k1 = await org.mint({ permission: 'SEND', name: 'Key, with comma' });
     const k2 = await org.mint({ permission: 'FULL', name: 'Second "quoted" key' });
     keys = [k1.id, k2.id, org.key.id];

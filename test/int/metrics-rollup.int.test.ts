@@ -6,6 +6,7 @@ import { insertEmailRows } from '../helpers/mail-rows.js';
 import { seedOrg, type SeededOrg } from '../helpers/seed.js';
 import { startApi, type TestApi } from '../helpers/stack.js';
 import { workerDepsFor } from '../helpers/workers.js';
+import { waitFor } from '../helpers/wait.js';
 
 describe('metrics rollup', () => {
   let api: TestApi;
@@ -177,13 +178,10 @@ describe('metrics rollup', () => {
         api.deps.queues,
         rows.map((r) => r.id),
       );
-      const deadline = Date.now() + 10_000;
-      let after = before;
-      while (Date.now() < deadline) {
-        after = (await totals()).totals;
-        if (after.opened > before.opened) break;
-        await new Promise((r) => setTimeout(r, 50));
-      }
+      const after = await waitFor('the rollup to count the open', async () => {
+        const t = (await totals()).totals;
+        return t.opened > before.opened && t;
+      });
       expect(after.sent - before.sent).to.equal(1);
       expect(after.delivered - before.delivered).to.equal(1);
       expect(after.opened - before.opened).to.equal(1);
@@ -229,12 +227,10 @@ describe('metrics rollup', () => {
       const e = await sendRows();
       // Recorded but never published: no job on the metrics queue.
       await recordEvents(api.deps.sql, [ev(e, 'email.sent')]);
-      const deadline = Date.now() + 10_000;
-      let after = before;
-      while (Date.now() < deadline && after.sent === before.sent) {
-        await new Promise((r) => setTimeout(r, 50));
-        after = (await totals()).totals;
-      }
+      const after = await waitFor('the timed drain to count the event', async () => {
+        const t = (await totals()).totals;
+        return t.sent !== before.sent && t;
+      });
       expect(after.sent - before.sent).to.equal(1);
     } finally {
       await worker.close();

@@ -2,9 +2,10 @@ import { expect } from 'chai';
 import { unsubscribeMailbox, verpToken } from '../../shared/mail/verp.js';
 import { fixture } from '../helpers/inbound-fixtures.js';
 import { insertEmailRows, type SeededEmail } from '../helpers/mail-rows.js';
-import { smtpSession, startMxWithWorker, until } from '../helpers/mx.js';
+import { smtpSession, startMxWithWorker } from '../helpers/mx.js';
 import { seedOrg, type SeededOrg } from '../helpers/seed.js';
-import { startApi, type TestApi } from '../helpers/stack.js';
+import { expectError, startApi, type TestApi } from '../helpers/stack.js';
+import { waitFor } from '../helpers/wait.js';
 
 const MAX_BYTES = 64 * 1024;
 
@@ -61,7 +62,7 @@ describe('MX and inbound worker', () => {
       .join('\r\n');
 
   async function inboundRow(id: string) {
-    return await until(async () => {
+    return await waitFor('the inbound message to be processed', async () => {
       const [row] = await api.deps.sql`select * from inbound_messages where id = ${id} and status = 'processed'`;
       return row;
     });
@@ -142,7 +143,7 @@ describe('MX and inbound worker', () => {
       MESSAGE_ID: sent.messageId,
     });
     await session([sent.verp], msg, '');
-    await until(async () => {
+    await waitFor('the bounce event', async () => {
       const [e] = await api.deps
         .sql`select 1 from events where recipient_id = ${sent.recipients[0]!.id} and type = 'email.bounced'`;
       return e;
@@ -157,7 +158,7 @@ describe('MX and inbound worker', () => {
     const { rcptReplies, data } = await session([mailbox], reply(null).replace('support@reply.acme.test', mailbox));
     expect(rcptReplies[0]!.code).to.equal(250);
     expect(data!.code).to.equal(250);
-    const event = await until(async () => {
+    const event = await waitFor('the unsubscribe event', async () => {
       const [e] = await api.deps
         .sql`select * from events where recipient_id = ${sent.recipients[0]!.id} and type = 'email.unsubscribed'`;
       return e;
@@ -212,6 +213,6 @@ describe('MX and inbound worker', () => {
       raw: reply(null).replace('support@reply.acme.test', 'x@nowhere.test'),
       headers,
     });
-    expect(nobody.status).to.equal(422);
+    expectError(nobody, 422, 'validation_error');
   });
 });

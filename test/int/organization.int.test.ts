@@ -1,16 +1,7 @@
 import { expect } from 'chai';
 import { seedOrg, type SeededOrg } from '../helpers/seed.js';
 import { startApi, type TestApi } from '../helpers/stack.js';
-
-async function until<T>(what: string, probe: () => Promise<T | undefined>, ms = 5000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const got = await probe();
-    if (got !== undefined) return got;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+import { waitFor } from '../helpers/wait.js';
 
 describe('organization API', () => {
   let api: TestApi;
@@ -40,6 +31,7 @@ describe('organization API', () => {
       rate_limit: { requests_per_second: 10, burst: 20 },
       daily_cap: null,
       alert_rules: [],
+      retention: { content_days: 30, events_days: 90 },
     });
   });
 
@@ -131,9 +123,9 @@ describe('organization API', () => {
       const here = await api.request('GET', '/keys/me', { token: org.key.token });
       expect(here.headers.get('ratelimit-limit')).to.equal('7');
       // The other process learns of the change through Redis pub/sub.
-      await until('the other process to apply the new limit', async () => {
+      await waitFor('the other process to apply the new limit', async () => {
         const r = await other.request('GET', '/keys/me', { token: org.key.token });
-        return r.headers.get('ratelimit-limit') === '7' ? true : undefined;
+        return r.headers.get('ratelimit-limit') === '7';
       });
     } finally {
       await other.close();

@@ -1,41 +1,19 @@
 // Walks the whole permission table (shared/permissions.ts) through HTTP: every row × key tier ×
 // mode × domain restriction gets the answer the row promises. Rows added later are covered
 // without touching this file.
-import Router from '@koa/router';
 import { expect } from 'chai';
 import Koa from 'koa';
 import type { AddressInfo } from 'node:net';
 import { authorize } from '../../api/middleware/authorize.js';
 import { errorMiddleware } from '../../api/middleware/errors.js';
+import { createRouter } from '../../api/router.js';
 import type { ApiCustom, ApiState } from '../../api/types.js';
 import { newId, ID_PREFIXES, type IdPrefix } from '../../shared/ids.js';
-import { permits, type Mode, type Permission } from '../../shared/keys.js';
 import { ROUTES, routeId, type RouteRule } from '../../shared/permissions.js';
+import { authExpected as expected, TIERS, type Caller } from '../helpers/auth-expect.js';
 import { track } from '../helpers/resources.js';
 import { seedOrg, type SeededOrg } from '../helpers/seed.js';
 import { request, startApi, type TestApi, type TestResponse } from '../helpers/stack.js';
-
-interface Caller {
-  label: string;
-  permission: Permission;
-  mode: Mode;
-  restricted: boolean;
-  token: string;
-}
-
-type Expected = { status: 403; code: 'forbidden' | 'forbidden_domain'; contains: string } | { status: 'route' };
-
-/** What the auth layer must answer for this caller on this row (DESIGN §3 order). */
-function expected(rule: RouteRule, c: Caller): Expected {
-  if (rule.tier !== 'ANY' && !permits(c.permission, rule.tier)) {
-    return { status: 403, code: 'forbidden', contains: rule.tier };
-  }
-  if (rule.liveOnly && c.mode !== 'live') return { status: 403, code: 'forbidden', contains: 'live key' };
-  if (rule.restricted === 'deny' && c.restricted) {
-    return { status: 403, code: 'forbidden_domain', contains: '' };
-  }
-  return { status: 'route' };
-}
 
 const PREFIX_BY_SEGMENT: Record<string, IdPrefix> = {
   keys: 'key',
@@ -85,13 +63,11 @@ describe('permission table (every row × tier × mode × restriction)', () => {
     api = await startApi();
     org = await seedOrg(api.deps.sql, { domains: [{ name: 'acme.test' }, { name: 'beta.test' }] });
     await setOrg(api, org.organization.id, { rate: 100000, burst: 100000, paused: false });
-    for (const permission of ['SEND', 'FULL', 'ADMIN'] as const) {
-      for (const mode of permission === 'ADMIN' ? (['live'] as const) : (['live', 'test'] as const)) {
-        for (const restricted of [false, true]) {
-          const k = await org.mint({ permission, mode, domains: restricted ? ['acme.test'] : [] });
-          const label = `${permission} ${mode}${restricted ? ' restricted' : ''}`;
-          callers.push({ label, permission, mode, restricted, token: k.token });
-        }
+    for (const { permission, mode } of TIERS) {
+      for (const restricted of [false, true]) {
+        const k = await org.mint({ permission, mode, domains: restricted ? ['acme.test'] : [] });
+        const label = `${permission} ${mode}${restricted ? ' restricted' : ''}`;
+        callers.push({ label, permission, mode, restricted, token: k.token });
       }
     }
   });
@@ -173,11 +149,14 @@ describe('order of the auth checks (401 → 429 → forbidden → forbidden_doma
     app.context.deps = api.deps;
     app.silent = true;
     app.use(errorMiddleware());
-    const router = new Router<ApiState, ApiCustom>();
-    router.post('/api/probe', authorize(rule), (ctx) => {
+    const reached = (ctx: { body: unknown }): void => {
       ctx.body = { reached: true };
-    });
-    app.use(router.routes());
+    };
+    app.use(
+      createRouter([
+        { prefix: '/api', routes: [{ method: 'POST', path: '/api/probe', run: [authorize(rule), reached] }] },
+      ]),
+    );
     const server = app.listen(0, '127.0.0.1');
     await new Promise<void>((resolve) => server.once('listening', resolve));
     url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

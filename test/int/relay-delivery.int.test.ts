@@ -8,12 +8,13 @@ import MailComposer from 'nodemailer/lib/mail-composer';
 import { parseVerpAddress } from '../../shared/mail/verp.js';
 import { startDeliveryWorker } from '../../workers/delivery.js';
 import type { WorkerDeps } from '../../workers/deps.js';
-import { giveDkimKey, waitFor, type DkimPair } from '../helpers/mail-seed.js';
+import { giveDkimKey, type DkimPair } from '../helpers/mail-seed.js';
 import { startRelay, type TestRelay } from '../helpers/relay.js';
 import { seedOrg, type SeededOrg } from '../helpers/seed.js';
 import { startSink, type Sink } from '../helpers/smtp-sink.js';
 import { startApi, type TestApi } from '../helpers/stack.js';
 import { workerDepsFor } from '../helpers/workers.js';
+import { waitFor } from '../helpers/wait.js';
 
 /** The message with a header field added by the delivery (DKIM-Signature) taken out again. */
 function withoutField(raw: Buffer, name: string): Buffer {
@@ -80,9 +81,8 @@ describe('SMTP relay → delivery worker', () => {
     });
     const id = /queued as (em_\w+)/.exec(info.response ?? '')![1]!;
 
-    await waitFor(
-      async () => (await recipientStatus(id)).every((r) => r.status === 'delivered'),
-      'both recipients delivered',
+    await waitFor('both recipients delivered', async () =>
+      (await recipientStatus(id)).every((r) => r.status === 'delivered'),
     );
     const rows = await recipientStatus(id);
     for (const r of rows) {
@@ -116,7 +116,7 @@ describe('SMTP relay → delivery worker', () => {
       raw: original,
     });
     const id = /queued as (em_\w+)/.exec(info.response ?? '')![1]!;
-    await waitFor(async () => (await recipientStatus(id))[0]?.status === 'delivered', 'delivered');
+    await waitFor('delivered', async () => (await recipientStatus(id))[0]?.status === 'delivered');
     const msg = sink.received.find((m) => m.rcptTo.includes('bob@dest.test'))!;
     const unsigned = withoutField(msg.raw, 'DKIM-Signature');
     expect(unsigned.toString('latin1')).to.equal(`Message-ID: <${id}@acme.test>\r\n${original.toString('latin1')}`);

@@ -114,7 +114,7 @@ describe('SMTP relay: what is stored', () => {
       { field: 'cc', email: 'carol@dest.test', status: 'queued' },
     ]);
     const job = await api.deps.queues.delivery.getJob(id);
-    expect(job?.data).to.deep.equal({ emailId: id });
+    expect(job?.data).to.deep.include({ emailId: id, stream: 'transactional' });
     // The stored message still parses to the same attachments, byte for byte.
     const parsed = await simpleParser(e.raw_mime!);
     const files = parsed.attachments.map((a) => [

@@ -1,54 +1,13 @@
 // Two-stage graceful shutdown of the real entry points, run as child processes: the first
 // SIGTERM stops intake and lets work in flight finish (exit 0); a second one exits at once.
 import { expect } from 'chai';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { Agent, request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
-import { connect } from 'node:net';
 import { closeTestDb, createTestDb, type TestDb } from '../helpers/db.js';
-import { track } from '../helpers/resources.js';
+import { accepts, launch, type Proc } from '../helpers/processes.js';
 import { seedOrg, type SeededOrg } from '../helpers/seed.js';
-import { testPrefix } from '../helpers/stack.js';
+import { clearPrefix, testPrefix } from '../helpers/redis-prefix.js';
 import { freePort } from '../helpers/ports.js';
-
-interface Proc {
-  child: ChildProcess;
-  output: () => string;
-  exited: Promise<number | null>;
-  kill: () => Promise<void>;
-}
-
-function launch(entry: string, env: Record<string, string>): Proc {
-  const child = spawn(process.execPath, ['--import', 'tsx', entry], {
-    env: { ...process.env, LOG_LEVEL: 'info', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const kill = track(`process ${entry}`, async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGKILL');
-      await exited;
-    }
-  });
-  return { child, output: () => out, exited, kill };
-}
-
-async function until(what: string, ms: number, check: () => Promise<boolean> | boolean): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`gave up waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
-const accepts = (port: number): Promise<boolean> =>
-  new Promise((resolve) => {
-    const s = connect(port, '127.0.0.1');
-    s.once('connect', () => (s.destroy(), resolve(true)));
-    s.once('error', () => resolve(false));
-  });
+import { waitFor } from '../helpers/wait.js';
 
 /** Starts POST /keys and waits until the server has taken the request (100 Continue). */
 async function inFlightRequest(
@@ -75,6 +34,7 @@ async function inFlightRequest(
     });
     req.on('error', reject);
   });
+  // Handled here so that a request the test cuts off is no unhandled rejection; the test awaits it.
   response.catch(() => {});
   req.on('continue', () => continued());
   req.flushHeaders();
@@ -83,7 +43,7 @@ async function inFlightRequest(
 }
 
 describe('graceful shutdown', function () {
-  this.timeout(60_000);
+  this.timeout(150_000);
   let db: TestDb;
   let org: SeededOrg;
   const prefix = testPrefix();
@@ -92,15 +52,28 @@ describe('graceful shutdown', function () {
     db = await createTestDb();
     org = await seedOrg(db.sql);
   });
-  after(async () => closeTestDb(db));
+  after(async () => {
+    await closeTestDb(db);
+    await clearPrefix(prefix);
+  });
 
   async function startWeb(): Promise<{ proc: Proc; port: number }> {
     const port = await freePort();
     const proc = launch('api/http.ts', { DATABASE_URL: db.url, REDIS_PREFIX: prefix, PORT: String(port) });
-    await until('the web process to listen', 30_000, async () => {
-      if (proc.child.exitCode !== null) throw new Error(`web exited early:\n${proc.output()}`);
-      return await accepts(port);
-    });
+    try {
+      // Generous: under a full parallel test run, tsx compiling the web process can take a while.
+      await waitFor(
+        'the web process to listen',
+        async () => {
+          if (proc.child.exitCode !== null) throw new Error(`web exited early:\n${proc.output()}`);
+          return await accepts(port);
+        },
+        90_000,
+      );
+    } catch (err) {
+      await proc.kill();
+      throw err;
+    }
     return { proc, port };
   }
 
@@ -118,12 +91,12 @@ describe('graceful shutdown', function () {
       const { req, response } = await inFlightRequest(port, org.key.token, agent);
 
       proc.child.kill('SIGTERM');
-      await until('the listener to close', 10_000, async () => !(await accepts(port)));
+      await waitFor('the listener to close', async () => !(await accepts(port)));
       req.end(JSON.stringify({ name: 'late', permission: 'SEND' }));
       const res = await response;
       expect(res.status, res.body).to.equal(201);
       expect(JSON.parse(res.body).name).to.equal('late');
-      expect(await proc.exited).to.equal(0);
+      expect(await proc.exited, `signal ${proc.child.signalCode}; output:\n${proc.output().slice(-4000)}`).to.equal(0);
       expect(proc.output()).to.contain('"msg":"stopped"');
       agent.destroy();
     } finally {
@@ -136,12 +109,12 @@ describe('graceful shutdown', function () {
     try {
       const { req, response } = await inFlightRequest(port, org.key.token);
       proc.child.kill('SIGTERM');
-      await until('the listener to close', 10_000, async () => !(await accepts(port)));
+      await waitFor('the listener to close', async () => !(await accepts(port)));
       proc.child.kill('SIGTERM');
-      expect(await proc.exited).to.equal(1);
+      expect(await proc.exited, `signal ${proc.child.signalCode}; output:\n${proc.output().slice(-4000)}`).to.equal(1);
       expect(proc.output()).to.contain('SHUTDOWN_FORCED');
       req.destroy();
-      await response.catch(() => {});
+      await response.catch(() => {}); // cut off by the forced exit: no answer is expected
     } finally {
       await proc.kill();
     }
@@ -150,12 +123,16 @@ describe('graceful shutdown', function () {
   it('worker: SIGTERM stops it cleanly (exit 0)', async () => {
     const proc = launch('workers/main.ts', { DATABASE_URL: db.url, REDIS_PREFIX: prefix });
     try {
-      await until('the worker to start', 30_000, () => {
-        if (proc.child.exitCode !== null) throw new Error(`worker exited early:\n${proc.output()}`);
-        return proc.output().includes('worker started');
-      });
+      await waitFor(
+        'the worker to start',
+        () => {
+          if (proc.child.exitCode !== null) throw new Error(`worker exited early:\n${proc.output()}`);
+          return proc.output().includes('worker started');
+        },
+        30_000,
+      );
       proc.child.kill('SIGTERM');
-      expect(await proc.exited).to.equal(0);
+      expect(await proc.exited, `signal ${proc.child.signalCode}; output:\n${proc.output().slice(-4000)}`).to.equal(0);
       expect(proc.output()).to.contain('"msg":"stopped"');
     } finally {
       await proc.kill();

@@ -64,6 +64,41 @@ describe('npm start: embedded services', function () {
     expect((await readFile(join(dir, 'postgres.password'), 'utf8')).trim()).to.have.length.greaterThan(16);
   });
 
+  it('as root, keeps the data of a private folder in a root-owned temp folder, or names TERN_DATA_DIR', async function () {
+    if (process.getuid?.() !== 0) this.skip();
+    const secret = await mkdtemp(join(tmpdir(), 'tern-private-')); // mode 700: 'postgres' cannot enter
+    const temp = await mkdtemp(join(tmpdir(), 'tern-tmpdir-'));
+    const saved = process.env.TMPDIR;
+    try {
+      // A temporary directory 'postgres' cannot enter either: the error names the fix.
+      process.env.TMPDIR = temp;
+      const err = await startEmbeddedPostgres(join(secret, 'postgres'), await freePort()).catch((e: unknown) => e);
+      expect((err as Error).message)
+        .to.contain(`which can enter neither ${secret}`)
+        .and.to.contain('TERN_DATA_DIR');
+
+      await chmod(temp, 0o755);
+      const port = await freePort();
+      const pg = tracked(await startEmbeddedPostgres(join(secret, 'postgres'), port));
+      expect(pg.dataDir).to.match(new RegExp(`^${temp}/tern-data-[0-9a-f]{12}/postgres$`));
+      expect(pg.note).to.contain(`cannot enter ${secret}`);
+      const sql = postgres(pg.url.replace(/\/tern$/, '/postgres'), { max: 1, onnotice: () => {} });
+      const [row] = await sql<{ ok: number }[]>`select 1 as ok`;
+      await sql.end();
+      expect(row!.ok).to.equal(1);
+      await pg.stop();
+      // The next start finds the same folder.
+      const again = tracked(await startEmbeddedPostgres(join(secret, 'postgres'), port));
+      expect(again.dataDir).to.equal(pg.dataDir);
+      await again.stop();
+    } finally {
+      if (saved === undefined) delete process.env.TMPDIR;
+      else process.env.TMPDIR = saved;
+      await rm(secret, { recursive: true, force: true });
+      await rm(temp, { recursive: true, force: true });
+    }
+  });
+
   it('starts a redis-server from PATH, or says to install it', async () => {
     const port = await freePort();
     if (!findOnPath('redis-server')) {

@@ -3,7 +3,7 @@ import { insertTemplate, publishTemplate, updateTemplateDraft } from '../../shar
 import { ApiError } from '../../shared/errors.js';
 import { resolveTemplate } from '../../shared/templates.js';
 import { seedOrg, type SeededOrg } from '../helpers/seed.js';
-import { startApi, type TestApi } from '../helpers/stack.js';
+import { expectError, startApi, type TestApi } from '../helpers/stack.js';
 import { unthrottle } from '../helpers/unthrottle.js';
 
 async function rejects422(p: Promise<unknown>, pattern: RegExp): Promise<void> {
@@ -177,16 +177,16 @@ describe('templates', () => {
     it('refuses to publish a draft without html or text, and PATCH that breaks the draft', async () => {
       const created = await api.request('POST', '/templates', { token: send, body: { name: 'Empty', subject: 'x' } });
       const res = await api.request('POST', `/templates/${created.json.id}/publish`, { token: send });
-      expect(res.status).to.equal(422);
+      expectError(res, 422, 'validation_error');
       expect(res.json.error.message).to.contain('neither html nor text');
       const patch = await api.request('PATCH', `/templates/${created.json.id}`, {
         token: send,
         body: { html: '<p>{{missing}}</p>' },
       });
-      expect(patch.status).to.equal(422);
+      expectError(patch, 422, 'validation_error');
       expect(patch.json.error.message).to.match(/body\.html uses the variable "missing"/);
       const empty = await api.request('PATCH', `/templates/${created.json.id}`, { token: send, body: {} });
-      expect(empty.status).to.equal(422);
+      expectError(empty, 422, 'validation_error');
     });
 
     it('lists newest first with cursor pagination, without deleted templates', async () => {
@@ -210,7 +210,7 @@ describe('templates', () => {
       expect(near.json.data.map((t: { id: string }) => t.id)).to.deep.equal([ids[3]]);
       expect(near.json.has_more).to.equal(true);
       const bad = await api.request('GET', '/templates?limit=500', { token: fresh.key.token });
-      expect(bad.status).to.equal(422);
+      expectError(bad, 422, 'validation_error');
     });
 
     it('DELETE needs FULL; deleted and foreign templates are 404 and cannot be sent', async () => {
@@ -225,8 +225,8 @@ describe('templates', () => {
       expect(denied.json.error.message).to.contain('FULL');
       const full = await org.mint({ permission: 'FULL' });
       expect((await api.request('DELETE', '/templates/gone', { token: full.token })).status).to.equal(200);
-      expect((await api.request('GET', `/templates/${created.json.id}`, { token: send })).status).to.equal(404);
-      expect((await api.request('DELETE', '/templates/gone', { token: full.token })).status).to.equal(404);
+      expectError(await api.request('GET', `/templates/${created.json.id}`, { token: send }), 404, 'not_found');
+      expectError(await api.request('DELETE', '/templates/gone', { token: full.token }), 404, 'not_found');
       expect((await api.request('PATCH', '/templates/gone', { token: send, body: { name: 'y' } })).status).to.equal(
         404,
       );

@@ -3,7 +3,7 @@
 import { expect } from 'chai';
 import { Resend } from 'resend';
 import { seedOrg, type SeededOrg } from '../helpers/seed.js';
-import { startApi, type TestApi, type TestResponse } from '../helpers/stack.js';
+import { expectError, startApi, type TestApi, type TestResponse } from '../helpers/stack.js';
 import { unthrottle } from '../helpers/unthrottle.js';
 
 type Key = { id: string; token: string };
@@ -75,7 +75,7 @@ describe('topics, subscriptions and segments', () => {
       expect(patched.json).to.deep.include({ name: 'Tmp2', default_subscription: 'opt_out' });
       const del = await api.request('DELETE', `/topics/${tmp.json.id}`, { token: admin });
       expect(del.json).to.deep.equal({ object: 'topic', id: tmp.json.id, deleted: true });
-      expect((await api.request('GET', `/topics/${tmp.json.id}`, { token: admin })).status).to.equal(404);
+      expectError(await api.request('GET', `/topics/${tmp.json.id}`, { token: admin }), 404, 'not_found');
     });
 
     it('refuses non-ADMIN keys, and restricted ADMIN keys on changes', async () => {
@@ -105,7 +105,7 @@ describe('topics, subscriptions and segments', () => {
       ];
       for (const [body, re] of cases) {
         const res = await api.request('POST', '/topics', { token: admin, body });
-        expect(res.status, JSON.stringify(body)).to.equal(422);
+        expectError(res, 422, 'validation_error', JSON.stringify(body));
         expect(res.json.error.message).to.match(re);
       }
     });
@@ -212,14 +212,14 @@ describe('topics, subscriptions and segments', () => {
       ];
       for (const [body, re] of cases) {
         const res = await api.request('POST', `/contacts/${ct}/subscriptions`, { token: send.token, body });
-        expect(res.status, JSON.stringify(body)).to.equal(422);
+        expectError(res, 422, 'validation_error', JSON.stringify(body));
         expect(res.json.error.message).to.match(re);
       }
       const missing = await api.request('POST', '/contacts/nobody@example.test/subscriptions', {
         token: send.token,
         body: { unsubscribed: true },
       });
-      expect(missing.status).to.equal(404);
+      expectError(missing, 404, 'not_found');
     });
   });
 
@@ -371,7 +371,7 @@ describe('topics, subscriptions and segments', () => {
       expect((await api.request('GET', `/segments/${id}`, { token: admin })).json.name).to.equal('Pros');
       const del = await api.request('DELETE', `/segments/${id}`, { token: admin });
       expect(del.json).to.deep.equal({ object: 'segment', id, deleted: true });
-      expect((await api.request('GET', `/segments/${id}/contacts`, { token: admin })).status).to.equal(404);
+      expectError(await api.request('GET', `/segments/${id}/contacts`, { token: admin }), 404, 'not_found');
     });
 
     it('refuses non-ADMIN keys, and restricted keys on changes', async () => {
@@ -426,7 +426,7 @@ describe('topics, subscriptions and segments', () => {
       }
       const bigAny = { any: Array.from({ length: 51 }, () => ({ field: 'email', op: 'eq', value: 'a' })) };
       const big = await api.request('POST', '/segments', { token: admin, body: { name: 'big', filter: bigAny } });
-      expect(big.status).to.equal(422);
+      expectError(big, 422, 'validation_error');
       expect(big.json.error.message).to.match(/body\.filter\.any must NOT have more than 50 items/);
     });
   });

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { seedOrg, type SeededOrg } from '../helpers/seed.js';
-import { startApi, type TestApi } from '../helpers/stack.js';
+import { expectError, startApi, type TestApi } from '../helpers/stack.js';
+import { unthrottle } from '../helpers/unthrottle.js';
 
 const ALL = [
   'email.sent',
@@ -24,7 +25,7 @@ describe('webhooks API (production URL rules)', () => {
   before(async () => {
     api = await startApi({ env: { WEBHOOK_ALLOW_PRIVATE: 'false' } });
     org = await seedOrg(api.deps.sql, { domains: [{ name: 'acme.test' }] });
-    await api.deps.sql`update organizations set rate_limit_per_second = 1000, rate_limit_burst = 1000`;
+    await unthrottle(api, org.organization.id);
   });
   after(async () => api.close());
 
@@ -74,7 +75,43 @@ describe('webhooks API (production URL rules)', () => {
       raw: '{',
       headers: { 'content-type': 'application/json' },
     });
-    expect(bad.status).to.equal(400);
+    expectError(bad, 400, 'invalid_json');
+  });
+
+  it('refuses every spelling of a loopback or private host at creation and on PATCH', async () => {
+    const { json: wh } = await post({ url: 'https://a.example.com/' });
+    for (const host of [
+      'localhost',
+      'localhost.',
+      'LOCALHOST',
+      'LocalHost.',
+      'localhost..',
+      'app.localhost.',
+      '127.1',
+      '127.0.0.1.',
+      '0x7f000001',
+      '0x7f.1',
+      '2130706433',
+      '017700000001',
+      '[::1]',
+      '[0:0:0:0:0:0:0:1]',
+      '[::ffff:127.0.0.1]',
+      '0.0.0.0',
+      '0',
+      '10.0.0.1.',
+      '169.254.169.254',
+    ]) {
+      const url = `https://${host}/hook`;
+      for (const res of [
+        await post({ url }),
+        await api.request('PATCH', `/webhooks/${wh.id}`, { token: org.key.token, body: { url } }),
+      ]) {
+        expect(res.status, url).to.equal(422);
+        expect(res.json.error.message, url).to.equal('body.url must be a public address');
+      }
+    }
+    // A public name with the root's trailing dot is a public name.
+    expect((await post({ url: 'https://hooks.example.com./tern' })).status).to.equal(201);
   });
 
   it('updates, disables, rotates and deletes', async () => {
@@ -90,7 +127,7 @@ describe('webhooks API (production URL rules)', () => {
       token: org.key.token,
       body: { status: 'paused' },
     });
-    expect(badPatch.status).to.equal(422);
+    expectError(badPatch, 422, 'validation_error');
     expect(badPatch.json.error.message).to.contain('body.status');
     const rot = await api.request('POST', `/webhooks/${wh.id}/rotate-secret`, {
       token: org.key.token,
@@ -103,13 +140,13 @@ describe('webhooks API (production URL rules)', () => {
       token: org.key.token,
       body: { expires_in: 8 * 86400 },
     });
-    expect(tooLong.status).to.equal(422);
+    expectError(tooLong, 422, 'validation_error');
     const test = await api.request('POST', `/webhooks/${wh.id}/test`, { token: org.key.token });
-    expect(test.status).to.equal(409);
+    expectError(test, 409, 'invalid_state');
     const del = await api.request('DELETE', `/webhooks/${wh.id}`, { token: org.key.token });
     expect(del.json).to.deep.equal({ object: 'webhook', id: wh.id, deleted: true });
-    expect((await api.request('GET', `/webhooks/${wh.id}`, { token: org.key.token })).status).to.equal(404);
-    expect((await api.request('GET', `/webhooks/${wh.id}/deliveries`, { token: org.key.token })).status).to.equal(404);
+    expectError(await api.request('GET', `/webhooks/${wh.id}`, { token: org.key.token }), 404, 'not_found');
+    expectError(await api.request('GET', `/webhooks/${wh.id}/deliveries`, { token: org.key.token }), 404, 'not_found');
   });
 
   it('is ADMIN and live only, and scoped to the organization', async () => {
@@ -120,8 +157,8 @@ describe('webhooks API (production URL rules)', () => {
     const { json: wh } = await post({ url: 'https://c.example.com/' });
     const other = await seedOrg(api.deps.sql);
     const foreign = await api.request('GET', `/webhooks/${wh.id}`, { token: other.key.token });
-    expect(foreign.status).to.equal(404);
+    expectError(foreign, 404, 'not_found');
     const retry = await api.request('POST', `/webhooks/${wh.id}/deliveries/dlv_nope/retry`, { token: org.key.token });
-    expect(retry.status).to.equal(404);
+    expectError(retry, 404, 'not_found');
   });
 });

@@ -34,14 +34,14 @@ describe('webhook per-endpoint concurrency cap', () => {
     const slow = [];
     for (let i = 0; i < 8; i++) slow.push(await seedEvent(s.api.deps.sql, email, 'email.opened', 'ann@example.com'));
     await s.publish(slow.map((e) => e.id));
-    await s.receiver.waitFor(2, 10_000, (r) => r.path === '/slow');
+    await s.receiver.waitForRequests(2, (r) => r.path === '/slow');
     const fast = [];
     for (let i = 0; i < 8; i++) {
       fast.push(await seedEvent(s.api.deps.sql, email, 'email.clicked', 'ann@example.com', { url: 'https://x.test/' }));
     }
     await s.publish(fast.map((e) => e.id));
     // Well within the slow endpoint's 20 s deadline: only possible if its attempts hold ≤ 2 slots.
-    await s.receiver.waitFor(8, 10_000, (r) => r.path === '/fast');
+    await s.receiver.waitForRequests(8, (r) => r.path === '/fast', 10_000);
     expect(maxInFlightSlow).to.equal(2);
     expect(s.receiver.received.filter((r) => r.path === '/slow')).to.have.length(2);
   });

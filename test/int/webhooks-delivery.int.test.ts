@@ -1,8 +1,9 @@
 import { expect } from 'chai';
-import { verify } from '../../shared/webhook-signing.js';
-import { until, type Received } from '../helpers/receiver.js';
+import { verify } from '../../shared/webhooks/signing.js';
+import { type Received } from '../helpers/receiver.js';
 import { seedEmail, seedEvent } from '../helpers/webhook-seed.js';
 import { startWebhookStack, type WebhookStack } from '../helpers/webhook-stack.js';
+import { waitFor } from '../helpers/wait.js';
 
 const json = (r: Received) => JSON.parse(r.raw.toString('utf8'));
 
@@ -63,7 +64,7 @@ describe('webhook delivery', () => {
     const events = [];
     for (const t of types) events.push(await seedEvent(s.api.deps.sql, email, t, 'bob@example.com', extras[t] ?? {}));
     await s.publish(events.map((e) => e.id));
-    const got = await s.receiver.waitFor(types.length, 15_000, (r) => r.path === '/all');
+    const got = await s.receiver.waitForRequests(types.length, (r) => r.path === '/all');
     for (const ev of events) {
       const r = got.find((x) => x.headers['tern-event-type'] === ev.type);
       expect(r, ev.type).to.not.equal(undefined);
@@ -80,6 +81,7 @@ describe('webhook delivery', () => {
         recipient: 'bob@example.com',
         kind: null,
         tags: null,
+        stream: 'transactional',
       };
       if (ev.type === 'email.bounced') data.bounce_type = 'hard';
       const extra = extras[ev.type] as { detail?: string; url?: string } | undefined;
@@ -90,14 +92,14 @@ describe('webhook delivery', () => {
     }
     // The worker records an attempt after the receiver has answered: wait (in the database, not
     // through the rate-limited API) until none is pending, then read the list once.
-    await until(
+    await waitFor(
+      'every delivery recorded',
       async () => {
         const [row] = await s.api.deps.sql<{ done: number }[]>`
         select count(*)::int as done from webhook_deliveries where webhook_id = ${wh.id} and status <> 'pending'`;
         return row!.done >= types.length;
       },
       15_000,
-      'every delivery recorded',
     );
     const list = await deliveries(wh.id);
     expect(list).to.have.length(types.length);
@@ -128,7 +130,7 @@ describe('webhook delivery', () => {
     const b = await seedEvent(s.api.deps.sql, templated, 'email.delivered', 'eve@example.com');
     const skipped = await seedEvent(s.api.deps.sql, templated, 'email.opened', 'eve@example.com');
     await s.publish([a.id, b.id, skipped.id]);
-    const got = await s.receiver.waitFor(2, 15_000, (r) => r.path === '/tags');
+    const got = await s.receiver.waitForRequests(2, (r) => r.path === '/tags');
     const byEmail = (id: string) => got.map(json).find((p) => p.data.email_id === id);
     expect(byEmail(tagged.id).data).to.include({ kind: 'receipt' });
     expect(byEmail(tagged.id).data.tags).to.deep.equal([{ name: 'plan', value: 'pro' }]);
@@ -149,13 +151,17 @@ describe('webhook delivery', () => {
       { orgId, mode: 'live', type: 'email.received', dedupeKey: 'inb_2', inboundId: 'inb_2', data },
     ]);
     await s.publish([threaded!.id, loose!.id]);
-    const got = (await s.receiver.waitFor(2, 15_000, (r) => r.path === '/inbound')).map(json);
+    const got = (await s.receiver.waitForRequests(2, (r) => r.path === '/inbound')).map(json);
     expect(got.find((p) => p.data.inbound_id === 'inb_1')).to.deep.equal({
       type: 'email.received',
       created_at: threaded!.created_at.toISOString(),
-      data: { inbound_id: 'inb_1', email_id: email.id, ...data },
+      data: { inbound_id: 'inb_1', email_id: email.id, ...data, attachments: [] },
     });
-    expect(got.find((p) => p.data.inbound_id === 'inb_2').data).to.deep.equal({ inbound_id: 'inb_2', ...data });
+    expect(got.find((p) => p.data.inbound_id === 'inb_2').data).to.deep.equal({
+      inbound_id: 'inb_2',
+      ...data,
+      attachments: [],
+    });
   });
 
   it('retries a 500 on the schedule with the same bytes and id, then fails', async () => {
@@ -163,12 +169,12 @@ describe('webhook delivery', () => {
     const email = await seedEmail(s.api.deps.sql, { orgId, domainId, to: ['f@example.com'] });
     const ev = await seedEvent(s.api.deps.sql, email, 'email.sent', 'f@example.com');
     await s.publish([ev.id]);
-    const got = await s.receiver.waitFor(3, 15_000, (r) => r.path === '/fail');
+    const got = await s.receiver.waitForRequests(3, (r) => r.path === '/fail');
     expect(new Set(got.map((r) => r.headers['tern-delivery-id'])).size).to.equal(1);
     expect(got.every((r) => r.raw.equals(got[0]!.raw))).to.equal(true);
     expect(got[1]!.at - got[0]!.at).to.be.at.least(150 * 0.9 - 20);
     expect(got[2]!.at - got[1]!.at).to.be.at.least(300 * 0.9 - 20);
-    const [d] = await until(async () => {
+    const [d] = await waitFor('the delivery to fail', async () => {
       const l = await deliveries(wh.id);
       return l[0]?.status === 'failed' ? l : null;
     });
@@ -182,17 +188,17 @@ describe('webhook delivery', () => {
       token: s.org.key.token,
     });
     expect(retry.status).to.equal(202);
-    const again = await s.receiver.waitFor(4, 15_000, (r) => r.path === '/fail');
+    const again = await s.receiver.waitForRequests(4, (r) => r.path === '/fail');
     expect(again[3]!.headers['tern-delivery-id']).to.equal(d.id);
     expect(again[3]!.raw.equals(got[0]!.raw)).to.equal(true);
-    await until(async () => (await deliveries(wh.id))[0]?.status === 'succeeded');
+    await waitFor('the retried delivery to succeed', async () => (await deliveries(wh.id))[0]?.status === 'succeeded');
   });
 
   it('does not follow a redirect (3xx is a failure)', async () => {
     const wh = await s.createWebhook({ url: `${s.receiver.url}/redirect`, events: ['email.complained'] });
     const email = await seedEmail(s.api.deps.sql, { orgId, domainId, to: ['g@example.com'] });
     await s.publish([(await seedEvent(s.api.deps.sql, email, 'email.complained', 'g@example.com')).id]);
-    const [d] = await until(async () => {
+    const [d] = await waitFor('the delivery to fail', async () => {
       const l = await deliveries(wh.id);
       return l[0]?.status === 'failed' ? l : null;
     });
@@ -204,10 +210,10 @@ describe('webhook delivery', () => {
     const wh = await s.createWebhook({ url: `${s.receiver.url}/hang`, events: ['email.rejected'] });
     const email = await seedEmail(s.api.deps.sql, { orgId, domainId, to: ['h@example.com'] });
     await s.publish([(await seedEvent(s.api.deps.sql, email, 'email.rejected', 'h@example.com')).id]);
-    const [d] = await until(async () => {
+    const [d] = await waitFor('the delivery to fail', async () => {
       const l = await deliveries(wh.id);
       return l[0]?.status === 'failed' ? l : null;
-    }, 20_000);
+    });
     expect(d.attempts).to.equal(3);
     expect(d.last_status_code).to.equal(null);
     expect(d.history.every((h: { error: string }) => h.error.startsWith('timeout'))).to.equal(true);
@@ -223,7 +229,7 @@ describe('webhook delivery', () => {
     expect(rot.json.signing_secret).to.match(/^whsec_[A-Za-z0-9+/]{43}=$/);
     const email = await seedEmail(s.api.deps.sql, { orgId, domainId, to: ['i@example.com'] });
     await s.publish([(await seedEvent(s.api.deps.sql, email, 'email.opened', 'i@example.com')).id]);
-    const [r] = await s.receiver.waitFor(1, 15_000, (x) => x.path === '/rotate');
+    const [r] = await s.receiver.waitForRequests(1, (x) => x.path === '/rotate');
     const header = r!.headers['tern-signature'] as string;
     expect(header).to.match(/^t=\d+,v1=[0-9a-f]{64},v1=[0-9a-f]{64}$/);
     expect(verify(r!.raw, header, wh.signing_secret)).to.equal(true);
@@ -237,7 +243,7 @@ describe('webhook delivery', () => {
       body: { type: 'email.bounced' },
     });
     expect(res.status).to.equal(202);
-    const [r] = await s.receiver.waitFor(1, 15_000, (x) => x.path === '/sample');
+    const [r] = await s.receiver.waitForRequests(1, (x) => x.path === '/sample');
     expect(r!.headers['tern-delivery-id']).to.equal(res.json.id);
     expect(r!.headers['tern-event-type']).to.equal('email.bounced');
     expect(json(r!).data).to.include({ bounce_type: 'hard', detail: 'NoEmail' });
@@ -249,7 +255,7 @@ describe('webhook delivery', () => {
     const email = await seedEmail(s.api.deps.sql, { orgId, domainId, to: ['j@example.com'] });
     const ev = await seedEvent(s.api.deps.sql, email, 'email.unsubscribed', 'j@example.com');
     await s.publish([ev.id]);
-    await s.receiver.waitFor(1, 15_000, (x) => x.path === '/once');
+    await s.receiver.waitForRequests(1, (x) => x.path === '/once');
     const { fanOutEvent } = await import('../../workers/webhook-fanout.js');
     const { workerDepsFor } = await import('../helpers/workers.js');
     const deps = workerDepsFor(s.api);

@@ -4,10 +4,10 @@
 import type { Worker } from 'bullmq';
 import { expect } from 'chai';
 import { fanOutEvent, fanOutPending, startWebhookFanout } from '../../workers/webhook-fanout.js';
-import { until } from '../helpers/receiver.js';
 import { seedEmail, seedEvent } from '../helpers/webhook-seed.js';
 import { startWebhookStack, type WebhookStack } from '../helpers/webhook-stack.js';
 import { workerDepsFor } from '../helpers/workers.js';
+import { waitFor } from '../helpers/wait.js';
 
 describe('webhook fan-out drain', () => {
   let s: WebhookStack;
@@ -44,9 +44,9 @@ describe('webhook fan-out drain', () => {
       // was claimed (that pass found less than a batch, so it ended): only a later, timed drain
       // can fan it out.
       const first = await unpublishedEvent();
-      await until(async () => (await deliveriesOf([first])).length === 1);
+      await waitFor('the first event to be fanned out', async () => (await deliveriesOf([first])).length === 1);
       const id = await unpublishedEvent();
-      await until(async () => (await deliveriesOf([id])).length === 1);
+      await waitFor('the second event to be fanned out', async () => (await deliveriesOf([id])).length === 1);
       expect(await unfanned([id])).to.equal(0);
     } finally {
       await worker?.close();

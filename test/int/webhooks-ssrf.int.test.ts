@@ -2,11 +2,11 @@ import { createRequire } from 'node:module';
 import { createServer, type Server } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
-import { isForbiddenAddress, resolverLookup } from '../../shared/ssrf.js';
-import { until } from '../helpers/receiver.js';
+import { isForbiddenAddress, resolverLookup } from '../../shared/webhooks/ssrf.js';
 import { track } from '../helpers/resources.js';
 import { seedEmail, seedEvent } from '../helpers/webhook-seed.js';
 import { startWebhookStack, type WebhookStack } from '../helpers/webhook-stack.js';
+import { waitFor } from '../helpers/wait.js';
 
 // dns2 ships no types; the tiny part used here is typed by hand.
 interface Dns2 {
@@ -65,7 +65,8 @@ describe('webhook SSRF guard', () => {
     s = await startWebhookStack({
       workers: true,
       env: { WEBHOOK_ALLOW_PRIVATE: 'false' },
-      delivery: { schedule: [], lookup: resolverLookup([`127.0.0.1:${dnsPort}`]) },
+      // Retries an hour apart: a refused address must fail the delivery at once, not wait for them.
+      delivery: { schedule: [3_600_000, 3_600_000], lookup: resolverLookup([`127.0.0.1:${dnsPort}`]) },
     });
   });
   after(async () => {
@@ -119,16 +120,21 @@ describe('webhook SSRF guard', () => {
         domainId: s.org.domains['acme.test']!.id,
       });
       await s.publish([(await seedEvent(s.api.deps.sql, email, 'email.sent', 'ann@example.com')).id]);
-      const [d] = await until(
+      const [d] = await waitFor(
+        'failed delivery',
         async () => {
-          const rows = await s.api.deps.sql<{ status: string; last_error: string }[]>`
-            select status, last_error from webhook_deliveries where webhook_id = ${wh!.id} and status = 'failed'`;
+          const rows = await s.api.deps.sql<
+            { status: string; last_error: string; attempts: number; next_attempt_at: Date | null }[]
+          >`
+            select status, last_error, attempts, next_attempt_at from webhook_deliveries
+            where webhook_id = ${wh!.id} and status = 'failed'`;
           return rows.length > 0 ? rows : null;
         },
         15_000,
-        'failed delivery',
       );
       expect(d!.last_error).to.match(/^ssrf: refused to connect to/);
+      expect(d!.attempts).to.equal(1);
+      expect(d!.next_attempt_at).to.equal(null);
       expect(d!.last_error).to.contain(RECORDS[host]);
       expect(connections).to.equal(0);
     });

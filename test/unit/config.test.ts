@@ -1,9 +1,14 @@
 import { expect } from 'chai';
-import { ConfigError, loadConfig } from '../../shared/config.js';
+import { ConfigError, loadConfig, loadToolConfig } from '../../shared/config.js';
 
-function refused(env: Record<string, string>): ConfigError {
+const SECRET = 's'.repeat(32);
+
+function refused(
+  env: Record<string, string>,
+  load: (env: Record<string, string>) => unknown = loadConfig,
+): ConfigError {
   try {
-    loadConfig(env);
+    load(env);
   } catch (err) {
     expect(err).to.be.instanceOf(ConfigError);
     return err as ConfigError;
@@ -13,10 +18,11 @@ function refused(env: Record<string, string>): ConfigError {
 
 describe('config', () => {
   it('has the documented defaults', () => {
-    const c = loadConfig({});
+    const c = loadConfig({ SECRET_KEY: SECRET });
     expect(c).to.deep.include({
       databaseUrl: 'postgres://postgres@127.0.0.1:5432/tern',
       databasePoolMax: 10,
+      databasePooler: 'none',
       redisUrl: 'redis://127.0.0.1:6379',
       redisPrefix: 'tern',
       port: 3000,
@@ -32,8 +38,9 @@ describe('config', () => {
       logLevel: 'info',
       bodyLimitBytes: 1024 * 1024,
       mxHost: 'localhost',
+      secretKey: SECRET,
+      trustProxy: false,
     });
-    expect(c.secretKey.length).to.be.at.least(32);
   });
 
   it('reads good values', () => {
@@ -53,8 +60,9 @@ describe('config', () => {
       WORKER_QUEUES: 'delivery, inbound',
       LOG_LEVEL: 'debug',
       BODY_LIMIT_BYTES: '2048',
-      SECRET_KEY: 's'.repeat(32),
+      SECRET_KEY: SECRET,
       MX_HOST: 'mx.example.com',
+      TRUST_PROXY: 'true',
     });
     expect(c).to.deep.include({
       port: 8080,
@@ -66,11 +74,12 @@ describe('config', () => {
       workerQueues: ['delivery', 'inbound'],
       bodyLimitBytes: 2048,
       mxHost: 'mx.example.com',
+      trustProxy: true,
     });
   });
 
   it('takes the MX host from BASE_URL and REDIS_PREFIX from BRAND by default', () => {
-    const c = loadConfig({ BASE_URL: 'https://tern.example.org', BRAND: 'acme' });
+    const c = loadConfig({ SECRET_KEY: SECRET, BASE_URL: 'https://tern.example.org', BRAND: 'acme' });
     expect(c.mxHost).to.equal('tern.example.org');
     expect(c.redisPrefix).to.equal('acme');
   });
@@ -100,19 +109,36 @@ describe('config', () => {
     ['BODY_LIMIT_BYTES', '10'],
     ['BODY_LIMIT_BYTES', '1mb'],
     ['SECRET_KEY', 'short'],
+    ['TRUST_PROXY', 'maybe'],
     ['MX_HOST', 'mx host'],
   ];
   for (const [name, value] of bad) {
     it(`refuses ${name}=${JSON.stringify(value)} naming the variable`, () => {
-      const err = refused({ [name]: value });
+      const err = refused({ SECRET_KEY: SECRET, [name]: value });
       expect(err.variable).to.equal(name);
       expect(err.message).to.match(new RegExp(`^${name}: `));
     });
   }
 
-  it('requires SECRET_KEY in production', () => {
-    const err = refused({ NODE_ENV: 'production' });
-    expect(err.variable).to.equal('SECRET_KEY');
-    expect(loadConfig({ NODE_ENV: 'production', SECRET_KEY: 'k'.repeat(40) }).secretKey).to.equal('k'.repeat(40));
+  it('requires SECRET_KEY whatever NODE_ENV says, and has no default for it', () => {
+    const envs: Record<string, string>[] = [
+      {},
+      { NODE_ENV: 'development' },
+      { NODE_ENV: 'production' },
+      { SECRET_KEY: '' },
+    ];
+    for (const env of envs) {
+      const err = refused(env);
+      expect(err.variable, JSON.stringify(env)).to.equal('SECRET_KEY');
+      expect(err.message).to.match(/^SECRET_KEY: is required: 32 or more random characters/);
+    }
+    expect(loadConfig({ SECRET_KEY: 'k'.repeat(40) }).secretKey).to.equal('k'.repeat(40));
+  });
+
+  it('reads everything but the secret for the tools (tern, npm start), checking SECRET_KEY only when set', () => {
+    const c = loadToolConfig({ PORT: '8080' });
+    expect(c.port).to.equal(8080);
+    expect(c).to.not.have.property('secretKey');
+    expect(refused({ SECRET_KEY: 'short' }, loadToolConfig).variable).to.equal('SECRET_KEY');
   });
 });

@@ -1,12 +1,13 @@
 import { expect } from 'chai';
 import { MicroBatcher } from '../../shared/micro-batch.js';
+import { sleep } from '../helpers/wait.js';
 
 describe('MicroBatcher', () => {
   it('runs the items of one event-loop turn together, and those added meanwhile in the next batch', async () => {
     const batches: number[][] = [];
     const b = new MicroBatcher<number, number>(async (xs) => {
       batches.push(xs);
-      await new Promise((r) => setTimeout(r, 5));
+      await sleep(5);
       return xs.map((x) => x * 2);
     });
     const first = [1, 2, 3].map((x) => b.add(x));

@@ -1,9 +1,11 @@
 import { expect } from 'chai';
 import { ConfigError, loadConfig } from '../../shared/config.js';
 
+const SECRET = 's'.repeat(32);
+
 describe('relay settings', () => {
   it('has development-safe defaults', () => {
-    const c = loadConfig({});
+    const c = loadConfig({ SECRET_KEY: SECRET });
     expect(c).to.deep.include({
       relayPort: 2587,
       relayMaxBytes: 40 * 1024 * 1024,
@@ -16,6 +18,7 @@ describe('relay settings', () => {
 
   it('reads every relay variable', () => {
     const c = loadConfig({
+      SECRET_KEY: SECRET,
       RELAY_MAX_BYTES: '1048576',
       RELAY_TLS_CERT: '/etc/tern/cert.pem',
       RELAY_TLS_KEY: '/etc/tern/key.pem',
@@ -43,7 +46,7 @@ describe('relay settings', () => {
     for (const [env, variable] of bad) {
       let err: unknown;
       try {
-        loadConfig(env);
+        loadConfig({ SECRET_KEY: SECRET, ...env });
       } catch (e) {
         err = e;
       }

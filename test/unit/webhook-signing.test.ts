@@ -4,14 +4,14 @@ import { expect } from 'chai';
 import express from 'express';
 import Koa from 'koa';
 import Stripe from 'stripe';
-import { isValidSignature, sign, verify, WebhookVerificationError } from '../../shared/webhook-signing.js';
-import { newSigningSecret } from '../../shared/webhooks.js';
+import { isValidSignature, sign, verify, WebhookVerificationError } from '../../shared/webhooks/signing.js';
+import { newSigningSecret } from '../../shared/webhooks/rules.js';
 import { track } from '../helpers/resources.js';
 
 const secret = newSigningSecret();
 const body = JSON.stringify({ type: 'email.delivered', created_at: '2025-01-01T00:00:00.000Z', data: { x: 'é' } });
 
-// The README's receiver examples (section Webhooks), kept identical here so they are tested.
+// The receiver examples of docs/webhooks.md, kept identical here so they are tested.
 function koaReceiver(signingSecret: string, seen: unknown[]): Koa {
   const app = new Koa();
   app.use(async (ctx) => {

@@ -1,16 +1,11 @@
 // Alert rules (DESIGN §5 Organization): after live bounces or complaints, each rule is checked
 // over its window from the event log; a crossed `pause` rule pauses sending with a reason naming
-// the rule and tells every web process to drop its cached org (auth invalidation channel).
+// the rule, tells every web process to drop its cached org (auth invalidation channel) and fires
+// `organization.paused` (shared/org-events.ts).
 import { countOutcomes, pauseOrg } from '../../shared/db/delivery-sweep.js';
+import type { AlertRule } from '../../shared/db/orgs.js';
+import { fireOrgEvent } from '../../shared/org-events.js';
 import type { WorkerDeps } from '../deps.js';
-
-export interface AlertRule {
-  metric: 'bounce' | 'complaint';
-  threshold: number;
-  min_volume: number;
-  window_days: number;
-  action: 'pause' | 'notify';
-}
 
 function parseRules(raw: unknown[]): AlertRule[] {
   return raw.filter((r): r is AlertRule => {
@@ -42,6 +37,11 @@ export async function evaluateAlertRules(deps: WorkerDeps, orgId: string, rawRul
     if (await pauseOrg(deps.sql, orgId, reason)) {
       deps.logger.warn({ event: 'ALERT_RULE_PAUSED_SENDING', orgId, rule, rate }, reason);
       await deps.redis.publish(deps.redisKeys.authInvalidate, `org:${orgId}`);
+      await fireOrgEvent(deps, {
+        orgId,
+        type: 'organization.paused',
+        data: { reason, by: { type: 'alert_rule', metric: rule.metric, threshold: rule.threshold } },
+      });
     }
     return;
   }

@@ -16,14 +16,13 @@ import { claimEmails } from '../../shared/db/delivery.js';
 import type { Sql } from '../../shared/db/pool.js';
 import { recordEvents, type NewEvent } from '../../shared/events.js';
 import { MicroBatcher } from '../../shared/micro-batch.js';
-
-/** An attempt with no recorded result older than this may be taken over by another job. */
-export const ATTEMPT_LEASE_SECONDS = 15 * 60;
+import { ATTEMPT_LEASE_SECONDS } from './leases.js';
 
 export interface HandOverItem {
   emailId: string;
   /** Take the message from the API's hands first (it was queued or scheduled when loaded). */
   claim: boolean;
+  /** The lease holder: one token per run of a job (workers/delivery/leases.ts). */
   jobId: string;
   /** Queued recipients: marked sent, with `sent` their email.sent events. */
   fresh: string[];

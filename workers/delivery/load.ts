@@ -48,11 +48,15 @@ async function releaseSchedule(deps: WorkerDeps, email: DeliveryEmail): Promise<
   if (email.status !== 'scheduled') return true;
   const at = email.scheduled_at?.getTime() ?? 0;
   if (at > Date.now() + 1000) {
-    await deps.queues.delivery.add(
-      'email',
-      { emailId: email.id },
-      { jobId: `${email.id}-${at}`, delay: at - Date.now() },
-    );
+    await deps.queues.delivery.enqueue([
+      {
+        emailId: email.id,
+        orgId: email.org_id,
+        stream: email.stream,
+        jobId: `${email.id}-${at}`,
+        delay: at - Date.now(),
+      },
+    ]);
     return false;
   }
   return await releaseScheduled(deps.sql, email.id);

@@ -6,8 +6,12 @@ import { recordOutcomes, type Outcome, type OutcomePatch } from '../../shared/db
 import type { Db } from '../../shared/db/pool.js';
 import { MicroBatcher } from '../../shared/micro-batch.js';
 import type { EmailEventType, EventRow, NewEvent } from '../../shared/events.js';
+import { retryTransient } from '../../shared/transient.js';
 import type { WorkerDeps } from '../deps.js';
 import { retryDelaySeconds, type Verdict } from './verdict.js';
+
+/** How long a worker keeps an SMTP result it could not write before giving up on it. */
+const RESULT_WAIT_MS = 60 * 60_000;
 
 /** Retry delay of simulated test-mode deferrals: a test never waits minutes. */
 export const TEST_RETRY_MS = 300;
@@ -56,18 +60,40 @@ function expire(deps: WorkerDeps, email: DeliveryEmail, v: Verdict, now: Date): 
   // A scheduled message ages from its scheduled time, not from when the API stored it.
   const start = (email.scheduled_at ?? email.created_at).getTime();
   if (now.getTime() - start < maxAgeMs) return v;
-  return { kind: 'bounced', response: v.response, bounceType: 'soft', detail: 'General', blocked: v.blocked };
+  return {
+    kind: 'bounced',
+    response: v.response,
+    bounceType: 'soft',
+    detail: 'General',
+    blocked: v.blocked,
+    via: v.via,
+  };
+}
+
+/**
+ * What the attempt behind an outcome was (the console's timeline shows it): its number, the reply,
+ * the host that answered and whether the session was encrypted. Kept in the event's `data`, which
+ * webhook payloads do not carry.
+ */
+export function attemptData(r: RecipientRef, v: Verdict): Record<string, unknown> {
+  return {
+    attempt: r.attempts,
+    response: v.response,
+    ...(v.via?.host ? { mx_host: v.via.host } : {}),
+    ...(typeof v.via?.tls === 'boolean' ? { tls: v.via.tls } : {}),
+  };
 }
 
 function plan(deps: WorkerDeps, email: DeliveryEmail, r: RecipientRef, verdict: Verdict, now: Date): Plan {
   const v = expire(deps, email, verdict, now);
   const base = { waitReason: null, nextAttemptAt: null, lastResponse: v.response, provider: r.provider };
+  const data = attemptData(r, v);
   const ev = (type: EmailEventType, key: string, extra: Partial<NewEvent> = {}) =>
-    eventOf(email, r, type, `${r.id}:${key}`, extra);
+    eventOf(email, r, type, `${r.id}:${key}`, { data, ...extra });
   switch (v.kind) {
     case 'delivered': {
       const events = [ev('email.delivered', 'delivered')];
-      if (v.complained) events.push(ev('email.complained', 'complained'));
+      if (v.complained) events.push(ev('email.complained', 'complained', { data: {} }));
       const last = v.complained ? 'email.complained' : 'email.delivered';
       const patch = {
         ...base,
@@ -80,7 +106,9 @@ function plan(deps: WorkerDeps, email: DeliveryEmail, r: RecipientRef, verdict: 
     }
     case 'deferred': {
       const ms =
-        email.mode === 'test' ? TEST_RETRY_MS : retryDelaySeconds(deps.config.deliveryRetrySeconds, r.attempts) * 1000;
+        email.mode === 'test'
+          ? TEST_RETRY_MS
+          : (v.retryInSeconds ?? retryDelaySeconds(deps.config.deliveryRetrySeconds, r.attempts)) * 1000;
       const at = new Date(now.getTime() + ms);
       const patch = {
         ...base,
@@ -164,7 +192,18 @@ export async function recordVerdict(
   outbox: string[],
 ): Promise<NewEvent[]> {
   const { outcome, planned } = outcomeOf(deps, email, r, verdict);
-  const created = await recorder.record(outcome);
+  // The result is the one write that must not be lost: a 250 not recorded is sent again by
+  // whoever takes the attempt over. Through an outage of Postgres it is kept and written as
+  // soon as Postgres answers again (the attempt's lease is renewed meanwhile, from the same
+  // process, once Postgres is back).
+  const created = await retryTransient(() => recorder.record(outcome), {
+    maxMs: RESULT_WAIT_MS,
+    onWait: (err) =>
+      deps.logger.warn(
+        { event: 'DELIVERY_RESULT_WAITING', emailId: email.id, recipientId: r.id, err },
+        'result kept until Postgres answers',
+      ),
+  });
   outbox.push(...created.map((e) => e.id));
   return planned;
 }

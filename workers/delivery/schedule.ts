@@ -1,32 +1,91 @@
 // Jobs of the delivery queue besides the API's first one: the next retry or hold of a message
 // (job id `<email id>-<due ms>`, so scheduling the same moment twice adds one job), and the
-// repeatable sweep that re-enqueues messages whose job was lost (never deleting anything).
-import { findStuckEmails } from '../../shared/db/delivery-sweep.js';
-import { nextDue } from '../../shared/db/delivery.js';
+// sweep that re-enqueues messages whose job was lost (never deleting anything) and settles
+// messages none of whose recipients can move any more.
+import { findSettledEmails, findStuckEmails } from '../../shared/db/delivery-sweep.js';
+import { nextDue, settleEmails } from '../../shared/db/delivery.js';
 import type { Queues } from '../../shared/queues.js';
+import type { Stream } from '../../shared/streams.js';
 import type { WorkerDeps } from '../deps.js';
+import { SweepTrigger } from './sweep-trigger.js';
 
 export const SWEEP_JOB = 'sweep';
 const SWEEP_SCHEDULER = 'delivery-sweep';
 const LIVE_STATES = new Set(['waiting', 'delayed', 'active', 'prioritized', 'waiting-children']);
+const PAGE = 500;
 
-export async function scheduleNext(deps: WorkerDeps, emailId: string): Promise<void> {
-  const due = await nextDue(deps.sql, emailId);
+export async function scheduleNext(deps: WorkerDeps, email: { id: string; org_id: string; stream: Stream }) {
+  const due = await nextDue(deps.sql, email.id);
   if (!due) return;
-  await deps.queues.delivery.add(
-    'email',
-    { emailId },
-    { jobId: `${emailId}-${due.getTime()}`, delay: Math.max(0, due.getTime() - Date.now()) },
-  );
+  await deps.queues.delivery.enqueue([
+    {
+      emailId: email.id,
+      orgId: email.org_id,
+      stream: email.stream,
+      jobId: `${email.id}-${due.getTime()}`,
+      delay: Math.max(0, due.getTime() - Date.now()),
+    },
+  ]);
 }
 
-/** Whether the job that should move this message (the API's, or its retry/hold job) still waits or runs. */
-async function hasLiveJob(queue: Queues['delivery'], emailId: string, due: Date | null): Promise<boolean> {
-  for (const id of [emailId, ...(due ? [`${emailId}-${due.getTime()}`] : [])]) {
-    const job = await queue.getJob(id);
-    if (job && LIVE_STATES.has(await job.getState())) return true;
+/**
+ * Which of the given job ids still wait or run. One state look-up per id, all sent at once (a
+ * page of 500 messages costs one burst of round trips, not 1,500 in turn).
+ */
+async function liveJobs(queue: Queues['delivery'], ids: string[]): Promise<Set<string>> {
+  const states = await Promise.all(ids.map((id) => queue.getJobState(id)));
+  return new Set(ids.filter((_, i) => LIVE_STATES.has(states[i]!)));
+}
+
+/** The sweep job each message last got from this process (its id carries a time stamp). */
+const swept = new Map<string, string>();
+
+/** Re-enqueues one page of stuck messages that have no live job; returns the page's size and how many. */
+async function sweepPage(deps: WorkerDeps, graceSeconds: number, after: string) {
+  const stuck = await findStuckEmails(deps.sql, graceSeconds, after, PAGE);
+  // The API's job (id = email id), its retry/hold job, and the sweep job this process added.
+  const jobsOf = new Map(
+    stuck.map((s) => [
+      s.id,
+      [s.id, ...(s.due ? [`${s.id}-${s.due.getTime()}`] : []), ...(swept.has(s.id) ? [swept.get(s.id)!] : [])],
+    ]),
+  );
+  const live = await liveJobs(deps.queues.delivery, [...jobsOf.values()].flat());
+  const lost = stuck.filter((s) => !jobsOf.get(s.id)!.some((id) => live.has(id)));
+  if (lost.length > 0) {
+    const stamp = Date.now();
+    // Re-enqueued with their stream and fair priority, as the API would have queued them.
+    const jobs = lost.map((s) => ({
+      emailId: s.id,
+      orgId: s.org_id,
+      stream: s.stream,
+      jobId: `${s.id}-sweep-${stamp}`,
+    }));
+    await deps.queues.delivery.enqueue(jobs);
+    for (const j of jobs) swept.set(j.emailId, j.jobId);
+    deps.logger.warn(
+      { event: 'DELIVERY_SWEEP_REQUEUED', count: lost.length, emailIds: lost.map((s) => s.id) },
+      're-enqueued stuck messages',
+    );
   }
-  return false;
+  return { size: stuck.length, last: stuck.at(-1)?.id ?? after, requeued: lost.length };
+}
+
+/** Settles messages left queued/processing whose recipients all ended; returns how many. */
+async function settleLeftovers(deps: WorkerDeps, graceSeconds: number): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const ids = await findSettledEmails(deps.sql, graceSeconds, PAGE);
+    const settled = await settleEmails(deps.sql, ids);
+    total += settled.length;
+    if (settled.length > 0) {
+      deps.logger.warn(
+        { event: 'DELIVERY_SWEEP_SETTLED', count: settled.length, emailIds: settled },
+        'settled messages',
+      );
+    }
+    if (ids.length < PAGE || settled.length === 0) return total;
+  }
 }
 
 export const startSweeper = {
@@ -39,22 +98,65 @@ export const startSweeper = {
     );
   },
 
-  /** Re-enqueues stuck messages that have no live job; returns how many. Never deletes anything. */
-  async sweep(deps: WorkerDeps, graceSeconds: number, leaseSeconds = 15 * 60): Promise<number> {
-    const stuck = await findStuckEmails(deps.sql, graceSeconds, leaseSeconds);
-    const lost: string[] = [];
-    for (const s of stuck) {
-      if (!(await hasLiveJob(deps.queues.delivery, s.id, s.due))) lost.push(s.id);
+  /**
+   * Re-enqueues every stuck message that has no live job, page after page until none is left
+   * (a Redis that lost its data may have lost thousands), and settles messages whose
+   * recipients all ended. Returns how many were re-enqueued. Never deletes anything.
+   */
+  async sweep(deps: WorkerDeps, graceSeconds: number): Promise<number> {
+    await settleLeftovers(deps, graceSeconds);
+    // Fairness counts left high by jobs removed unseen (a cancel) start again from an empty queue.
+    await deps.queues.delivery.resetCountsIfIdle();
+    let after = '';
+    let total = 0;
+    for (;;) {
+      const page = await sweepPage(deps, graceSeconds, after);
+      total += page.requeued;
+      after = page.last;
+      if (page.size < PAGE) break;
     }
-    if (lost.length === 0) return 0;
-    const stamp = Date.now();
-    await deps.queues.delivery.addBulk(
-      lost.map((emailId) => ({ name: 'email', data: { emailId }, opts: { jobId: `${emailId}-sweep-${stamp}` } })),
+    if (swept.size > 100_000) swept.clear();
+    await deps.redis.set(
+      deps.redisKeys.deliverySweepLast,
+      JSON.stringify({ finished_at: new Date().toISOString(), requeued: total }),
     );
-    deps.logger.warn(
-      { event: 'DELIVERY_SWEEP_REQUEUED', count: lost.length, emailIds: lost },
-      're-enqueued stuck messages',
-    );
-    return lost.length;
+    return total;
   },
 };
+
+/** Grace of a triggered sweep: Redis just lost jobs, so a due message has none to wait for. */
+const TRIGGERED_GRACE_SECONDS = 5;
+
+/**
+ * Starts the sweeps of one delivery worker: the repeatable sweep job (re-asserted every
+ * `rescheduleEveryMs`, since it is a Redis record a flush loses) and the triggered sweeps
+ * (workers/delivery/sweep-trigger.ts). `everySeconds` 0 starts none. Returns the stop function.
+ */
+export async function startSweeps(
+  deps: WorkerDeps,
+  o: { everySeconds: number; rescheduleEveryMs: number },
+): Promise<() => Promise<void>> {
+  if (o.everySeconds <= 0) return async () => {};
+  await startSweeper.schedule(deps, o.everySeconds);
+  const reassert = () =>
+    startSweeper
+      .schedule(deps, o.everySeconds)
+      .catch((err: unknown) =>
+        deps.logger.warn({ event: 'DELIVERY_SWEEP_SCHEDULE_FAILED', err }, 'could not re-assert the delivery sweep'),
+      );
+  const timer = setInterval(() => void reassert(), o.rescheduleEveryMs).unref();
+  const grace = Math.min(TRIGGERED_GRACE_SECONDS, deps.config.deliverySweepGraceSeconds);
+  const trigger = new SweepTrigger(
+    deps,
+    async (why) => {
+      await reassert();
+      const n = await startSweeper.sweep(deps, grace);
+      deps.logger.info({ event: 'DELIVERY_SWEEP_TRIGGERED', why, requeued: n }, 'swept at once');
+    },
+    (grace + 1) * 1000,
+  );
+  return async () => {
+    clearInterval(timer);
+    await trigger.close();
+  };
+}

@@ -1,16 +1,24 @@
 // The live path of a delivery: render once (or per recipient when the bytes name the
 // recipient), DKIM-sign, route each recipient domain, send with a VERP envelope, and hand every
-// recipient's result to `record` as soon as it is known.
+// recipient's result to `record` as soon as it is known. Each SMTP attempt (and each recipient
+// failed before SMTP) counts in tern_delivery_attempts_total; each 250 in
+// tern_delivery_latency_seconds.
 import type { DeliveryEmail, DeliveryRecipient } from '../../shared/db/delivery.js';
-import { listAttachments, type StoredAttachment } from '../../shared/db/delivery.js';
 import { Outbound, type OutboundMessage } from '../../shared/mail/outbound/index.js';
 import { providerOf } from '../../shared/mail/providers.js';
-import { composeMessage, isPersonal, prepareRawMessage, signDkim, type Tracker } from '../../shared/mail/render.js';
+import { demoDomainMessage } from '../../shared/domains/demo.js';
+import { messageRenderer } from '../../shared/mail/message-renderer.js';
+import type { Tracker } from '../../shared/mail/render.js';
 import { verpAddress } from '../../shared/mail/verp.js';
+import { streamOf } from '../../shared/prom/labels.js';
 import type { WorkerDeps } from '../deps.js';
 import type { RecipientRef } from './record.js';
+import type { DeliveryJournal } from './journal.js';
 import type { ProviderThrottle } from './throttle.js';
 import { fromAttempt, type Verdict } from './verdict.js';
+
+/** Retry delay of a recipient deferred by a fault of Tern's own (its Redis away), not the receiver's. */
+export const LOCAL_FAULT_RETRY_SECONDS = 5;
 
 export type Leased = DeliveryRecipient & { attempts: number };
 export type Recorder = (r: RecipientRef, v: Verdict) => Promise<void>;
@@ -20,55 +28,81 @@ export interface LiveContext {
   outbound: Outbound;
   throttle: ProviderThrottle;
   tracker: Tracker;
+  journal: DeliveryJournal;
+}
+
+/** Journals a server's acceptance at once (a journal that cannot be written costs nothing but the journal). */
+function journalAccepted(ctx: LiveContext, r: Leased, response: string): void {
+  try {
+    ctx.journal.accepted(r.id, r.attempts, response);
+  } catch (err) {
+    ctx.deps.logger.warn(
+      { event: 'DELIVERY_JOURNAL_FAILED', recipientId: r.id, err },
+      'could not journal an acceptance',
+    );
+  }
 }
 
 function ref(r: Leased, provider: string | null): RecipientRef {
   return { id: r.id, email: r.email, attempts: r.attempts, provider };
 }
 
-/** Builds the signed bytes for one recipient (or for all, with `recipientId` null). */
-export function makeRenderer(deps: WorkerDeps, tracker: Tracker, email: DeliveryEmail) {
-  const opens = email.domain_track_opens ?? email.org_track_opens;
-  const clicks = email.domain_track_clicks ?? email.org_track_clicks;
-  const common = {
-    fromDomain: email.domain_name,
-    baseUrl: deps.config.baseUrl,
-    secret: deps.config.secretKey,
-    opens,
-    clicks,
-    unsubscribe: email.topic_id !== null || email.source === 'broadcast',
-  };
-  const key = { domain: email.domain_name, selector: email.dkim_selector, privateKey: email.dkim_private_key ?? '' };
-  // Relay messages are delivered as their client wrote them: no rewriting, so one copy for all.
-  const personal = email.raw_mime === null && isPersonal(common, email.html);
-  let attachments: Promise<StoredAttachment[]> | null = null;
-  let shared: Promise<Buffer> | null = null;
-  const render = async (recipientId: string | null): Promise<Buffer> => {
-    if (email.raw_mime !== null) return await signDkim(prepareRawMessage(email.raw_mime, email.message_id), key);
-    attachments ??= email.has_attachments ? listAttachments(deps.sql, email.id) : Promise.resolve([]);
-    const p = recipientId && personal ? { ...common, recipientId, tracker } : null;
-    return await signDkim(await composeMessage(email, await attachments, p), key);
-  };
-  return (recipientId: string): Promise<Buffer> => {
-    if (personal) return render(recipientId);
-    shared ??= render(null);
-    return shared;
-  };
+/** Counts an attempt's outcome; a 250 also records the time since acceptance (or the scheduled time). */
+function countAttempt(deps: WorkerDeps, email: DeliveryEmail, provider: string | null, outcome: string): void {
+  // `pool`: the message's IP pool, `default` for the host's own address.
+  deps.prom.inc('tern_delivery_attempts_total', [outcome, provider ?? 'other', email.pool?.name ?? 'default']);
+  if (outcome !== 'delivered') return;
+  const since = (email.scheduled_at ?? email.created_at).getTime();
+  deps.prom.observe(
+    'tern_delivery_latency_seconds',
+    [email.stream ?? streamOf(email.source)],
+    Math.max(0, Date.now() - since) / 1000,
+  );
 }
 
-export async function deliverLive(ctx: LiveContext, email: DeliveryEmail, leased: Leased[], record: Recorder) {
+/** Builds the signed bytes for one recipient (shared/mail/message-renderer.ts). */
+export function makeRenderer(deps: WorkerDeps, tracker: Tracker, email: DeliveryEmail) {
+  const renderer = messageRenderer(deps, tracker, email);
+  return (recipientId: string): Promise<Buffer> => renderer.forRecipient(recipientId);
+}
+
+/**
+ * Sends each recipient from its source address (`sourceOf`: a pool address, null for the host's
+ * default), grouped by recipient domain and source: a connection carries one source's mail only.
+ */
+export async function deliverLive(
+  ctx: LiveContext,
+  email: DeliveryEmail,
+  leased: Leased[],
+  record: Recorder,
+  sourceOf: (recipientId: string) => string | null = () => null,
+) {
   const { deps } = ctx;
-  if (!email.dkim_private_key) {
+  // The demo domain never leaves the machine (the API refuses such sends; this is the backstop).
+  const refusal = email.domain_demo
+    ? demoDomainMessage(email.domain_name)
+    : !email.dkim_private_key
+      ? 'no DKIM key'
+      : null;
+  if (refusal) {
     for (const r of leased) {
-      await record(ref(r, r.provider), { kind: 'failed', response: 'no DKIM key', detail: 'no DKIM key' });
+      countAttempt(deps, email, r.provider, 'failed');
+      await record(ref(r, r.provider), { kind: 'failed', response: refusal, detail: refusal });
     }
     return;
   }
   const renderFor = makeRenderer(deps, ctx.tracker, email);
-  const byDomain = new Map<string, Leased[]>();
-  for (const r of leased) byDomain.set(r.domain, [...(byDomain.get(r.domain) ?? []), r]);
+  const groups = new Map<string, { domain: string; address: string | null; rs: Leased[] }>();
+  for (const r of leased) {
+    const address = sourceOf(r.id);
+    const key = `${r.domain} ${address ?? ''}`;
+    const group = groups.get(key) ?? { domain: r.domain, address, rs: [] };
+    group.rs.push(r);
+    groups.set(key, group);
+  }
   await Promise.all(
-    [...byDomain].map(async ([domain, rs]) => {
+    [...groups.values()].map(async ({ domain, address, rs }) => {
+      const source = address ? { localAddress: address, ehlo: email.pool?.ehlo ?? null } : null;
       const route = await ctx.outbound.route(domain);
       const provider = providerOf(domain, route.mxHosts).id;
       const messages: OutboundMessage[] = [];
@@ -77,30 +111,68 @@ export async function deliverLive(ctx: LiveContext, email: DeliveryEmail, leased
           const raw = await renderFor(r.id);
           messages.push({
             id: r.id,
-            from: verpAddress(r.id, email.domain_name, deps.config.secretKey),
+            from: email.envelope_from ?? verpAddress(r.id, email.domain_name, deps.config.secretKey),
             to: r.email,
             raw,
           });
         } catch (err) {
           deps.logger.error({ event: 'DELIVERY_RENDER_FAILED', emailId: email.id, err }, 'render failed');
           const why = `render error: ${(err as Error).message}`.slice(0, 500);
+          countAttempt(deps, email, provider, 'failed');
           await record(ref(r, provider), { kind: 'failed', response: why, detail: why });
         }
       }
       const byId = new Map(rs.map((r) => [r.id, r]));
-      await ctx.outbound.deliver(route, messages, {
-        before: async (m) => {
-          if (await ctx.throttle.take(provider)) return true;
-          const response = `provider ${provider} throttled: waiting for its rate to recover`;
-          const v: Verdict = { kind: 'deferred', response, detail: 'Undetermined', blocked: false, throttle: true };
-          await record(ref(byId.get(m.id)!, provider), v);
-          return false;
+      await ctx.outbound.deliver(
+        route,
+        messages,
+        {
+          before: async (m) => {
+            let response: string;
+            try {
+              if (await ctx.throttle.take(provider, address)) return true;
+              response = `provider ${provider} throttled: waiting for its rate to recover`;
+            } catch (err) {
+              // The pacing lives in Redis: while Redis is away nothing was sent, so the recipient
+              // waits a short while (a local fault, not the recipient's), and the slot moves on.
+              deps.logger.warn(
+                { event: 'DELIVERY_THROTTLE_UNAVAILABLE', provider, err },
+                'provider pacing unavailable',
+              );
+              response = `provider pacing unavailable (${(err as Error).message ?? String(err)})`.slice(0, 500);
+              const v: Verdict = {
+                kind: 'deferred',
+                response,
+                detail: 'Undetermined',
+                blocked: false,
+                throttle: true,
+                retryInSeconds: LOCAL_FAULT_RETRY_SECONDS,
+              };
+              await record(ref(byId.get(m.id)!, provider), v);
+              return false;
+            }
+            const v: Verdict = { kind: 'deferred', response, detail: 'Undetermined', blocked: false, throttle: true };
+            await record(ref(byId.get(m.id)!, provider), v);
+            return false;
+          },
+          after: async (m, result) => {
+            // First, before any wait: a worker killed from here on is not followed by a re-send.
+            if (result.kind === 'delivered') journalAccepted(ctx, byId.get(m.id)!, result.response);
+            if (result.classification.throttle || result.classification.blocked) {
+              // A Redis away must not cost the result (a 250 not recorded is sent again).
+              await ctx.throttle.slow(provider, address).catch((err: unknown) => {
+                deps.logger.warn(
+                  { event: 'DELIVERY_THROTTLE_UNAVAILABLE', provider, err },
+                  'could not slow the provider',
+                );
+              });
+            }
+            countAttempt(deps, email, provider, result.kind);
+            await record(ref(byId.get(m.id)!, provider), fromAttempt(result));
+          },
         },
-        after: async (m, result) => {
-          if (result.classification.throttle || result.classification.blocked) await ctx.throttle.slow(provider);
-          await record(ref(byId.get(m.id)!, provider), fromAttempt(result));
-        },
-      });
+        source,
+      );
     }),
   );
 }

@@ -1,31 +1,17 @@
 // Paces outbound delivery per mailbox provider across every worker (DESIGN §6 `blocked`): a
-// Redis token bucket whose rate halves on each throttle/block reply and recovers linearly.
+// Redis token bucket whose rate halves on each throttle/block reply and recovers linearly. A
+// provider judges each sending address on its own, so a pool address has its own bucket per
+// provider (`address`; none: the host's default address).
 import { readFileSync } from 'node:fs';
 import { fromRoot } from '../../shared/paths.js';
 import { coalesceWrites, waitReady, type Redis } from '../../shared/redis.js';
 import type { RedisKeys } from '../../shared/redis-keys.js';
+import { DEFAULT_THROTTLE, type ThrottleOptions } from '../../shared/mail/throttle.js';
 
 let script: string | null = null;
 const source = () => (script ??= readFileSync(fromRoot('shared', 'mail', 'throttle.lua'), 'utf8'));
 
-export interface ThrottleOptions {
-  /** Messages per second to one provider when nothing slowed it. */
-  maxRate: number;
-  minRate: number;
-  burst: number;
-  /** Messages per second the rate regains per second. */
-  recover: number;
-  /** Longest a delivery waits in-line for a token; longer waits defer the recipient instead. */
-  maxWaitSeconds: number;
-}
-
-export const DEFAULT_THROTTLE: ThrottleOptions = {
-  maxRate: 500,
-  minRate: 0.1,
-  burst: 500,
-  recover: 1,
-  maxWaitSeconds: 5,
-};
+export { DEFAULT_THROTTLE, type ThrottleOptions } from '../../shared/mail/throttle.js';
 
 declare module 'ioredis' {
   interface RedisCommander {
@@ -45,7 +31,11 @@ export class ProviderThrottle {
     }
   }
 
-  private async run(op: 'take' | 'slow' | 'peek', provider: string): Promise<{ waitMs: number; rate: number }> {
+  private async run(
+    op: 'take' | 'slow' | 'peek',
+    provider: string,
+    address: string | null,
+  ): Promise<{ waitMs: number; rate: number }> {
     const o = this.opts;
     // The fail-fast client has no offline queue: the first job after start must not fail because
     // the connection is still being made.
@@ -53,7 +43,7 @@ export class ProviderThrottle {
     // The takes of the jobs that run in one event-loop turn leave in one socket write.
     coalesceWrites(this.redis);
     const [wait, rate] = await this.redis.ternProviderThrottle(
-      this.keys.providerBucket(provider),
+      this.keys.providerBucket(provider, address),
       op,
       o.maxRate,
       o.minRate,
@@ -65,20 +55,20 @@ export class ProviderThrottle {
   }
 
   /** Waits for a token; returns false (no token taken) when the wait would exceed maxWaitSeconds. */
-  async take(provider: string): Promise<boolean> {
-    const { waitMs } = await this.run('take', provider);
+  async take(provider: string, address: string | null = null): Promise<boolean> {
+    const { waitMs } = await this.run('take', provider, address);
     if (waitMs > this.opts.maxWaitSeconds * 1000) return false;
     if (waitMs > 0) await new Promise((r) => setTimeout(r, waitMs));
     return true;
   }
 
   /** A throttle or block reply: halve the provider's rate. Returns the new rate. */
-  async slow(provider: string): Promise<number> {
-    return (await this.run('slow', provider)).rate;
+  async slow(provider: string, address: string | null = null): Promise<number> {
+    return (await this.run('slow', provider, address)).rate;
   }
 
   /** The provider's current rate (msg/s), recovery since the last slow-down included. */
-  async rate(provider: string): Promise<number> {
-    return (await this.run('peek', provider)).rate;
+  async rate(provider: string, address: string | null = null): Promise<number> {
+    return (await this.run('peek', provider, address)).rate;
   }
 }

@@ -3,18 +3,34 @@
 import type { BounceType } from '../../shared/events.js';
 import type { AttemptResult } from '../../shared/mail/outbound/types.js';
 
-export type Verdict =
+/** Where an SMTP attempt went: the host that answered and whether the session was encrypted. */
+export interface Via {
+  host: string | null;
+  tls: boolean | null;
+}
+
+export type Verdict = (
   | { kind: 'delivered'; response: string; complained?: boolean }
-  | { kind: 'deferred'; response: string; detail: string; blocked: boolean; throttle: boolean }
+  | {
+      kind: 'deferred';
+      response: string;
+      detail: string;
+      blocked: boolean;
+      throttle: boolean;
+      /** Overrides the retry schedule (a local fault: retried soon). */
+      retryInSeconds?: number;
+    }
   | { kind: 'bounced'; response: string; bounceType: BounceType; detail: string; blocked: boolean }
   | { kind: 'rejected'; response: string; detail: string }
-  | { kind: 'failed'; response: string; detail: string };
+  | { kind: 'failed'; response: string; detail: string }
+) & { via?: Via };
 
 export function fromAttempt(r: AttemptResult): Verdict {
   const c = r.classification;
-  if (r.kind === 'delivered') return { kind: 'delivered', response: r.response };
+  const via: Via = { host: r.hostName ?? r.host, tls: r.tls ?? null };
+  if (r.kind === 'delivered') return { kind: 'delivered', response: r.response, via };
   if (r.kind === 'deferred') {
-    return { kind: 'deferred', response: r.response, detail: c.detail, blocked: c.blocked, throttle: c.throttle };
+    return { kind: 'deferred', response: r.response, detail: c.detail, blocked: c.blocked, throttle: c.throttle, via };
   }
   return {
     kind: 'bounced',
@@ -22,6 +38,7 @@ export function fromAttempt(r: AttemptResult): Verdict {
     bounceType: c.bounceType ?? 'undetermined',
     detail: c.detail,
     blocked: c.blocked,
+    via,
   };
 }
 

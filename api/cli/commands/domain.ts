@@ -1,13 +1,15 @@
 // `tern domain add`: adds a sending domain to an organization (DKIM key and records, as
 // POST /domains does) and prints the DNS records to publish. `--verified` is the operator
 // override that marks the domain verified without looking at DNS; it is logged
-// (DOMAIN_FORCE_VERIFIED) because it bypasses the ownership proof.
+// (DOMAIN_FORCE_VERIFIED) because it bypasses the ownership proof. `--established` marks a
+// domain that already has a sending reputation: it skips the warm-up ramp (the warm-up of IP pool
+// addresses still applies).
 //
 // The module follows the command interface of api/cli/command.ts (`Command`: name, summary,
 // options, run(values, ctx)) structurally, so that tern.ts registers it with
 // `...domainCommands` in its literal list.
 import { pino } from 'pino';
-import type { Config } from '../../../shared/config.js';
+import type { ToolConfig } from '../../../shared/config.js';
 import { getOrg } from '../../../shared/db/orgs.js';
 import type { Sql } from '../../../shared/db/pool.js';
 import type { DomainRecord } from '../../../shared/domains/records.js';
@@ -26,7 +28,7 @@ type Values = Record<string, string | boolean | undefined>;
 
 /** The part of the CLI context (api/cli/command.ts `CliContext`) this command uses. */
 export interface DomainCliContext {
-  config(): Config;
+  config(): ToolConfig;
   sql(): Sql;
   redis(): Promise<Redis>;
   out(text: string): void;
@@ -71,6 +73,7 @@ export const domainAdd = {
     org: { type: 'string', value: 'org_id', help: 'organization id', required: true },
     name: { type: 'string', value: 'domain', help: 'domain name (IDNs are stored as A-labels)', required: true },
     verified: { type: 'boolean', help: 'mark it verified without checking DNS (operator override, logged)' },
+    established: { type: 'boolean', help: 'an established domain: skip the daily warm-up ramp' },
     json: { type: 'boolean', help: 'print the result as JSON' },
   } satisfies Record<string, OptionSpec>,
   async run(values: Values, ctx: DomainCliContext): Promise<void> {
@@ -79,7 +82,8 @@ export const domainAdd = {
     const config = ctx.config();
     const sql = ctx.sql();
     if (!(await getOrg(sql, orgId))) throw new DomainCommandError(`organization ${orgId} not found`);
-    const domain = await provisionDomain(sql, config, { orgId, name: String(values.name), verified }).catch(
+    const warmup = values.established !== true;
+    const domain = await provisionDomain(sql, config, { orgId, name: String(values.name), verified, warmup }).catch(
       (err: unknown) => {
         throw describeSetupError(err, orgId);
       },
@@ -96,9 +100,11 @@ export const domainAdd = {
     if (warning) process.stderr.write(`tern domain add: ${warning}\n`);
     const records = domain.records as DomainRecord[];
     if (values.json) {
-      return ctx.json({ domain: { id: domain.id, name: domain.name, status: domain.status, records } });
+      return ctx.json({
+        domain: { id: domain.id, name: domain.name, status: domain.status, warmup: domain.warmup, records },
+      });
     }
-    ctx.out(`Domain  ${domain.id}  ${domain.name}  ${domain.status}`);
+    ctx.out(`Domain  ${domain.id}  ${domain.name}  ${domain.status}${warmup ? '' : '  established (no warm-up ramp)'}`);
     ctx.out('Publish these DNS records, then verify (POST /api/v1/domains/<id>/verify):');
     for (const line of recordLines(records)) ctx.out(line);
   },

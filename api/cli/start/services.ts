@@ -4,12 +4,14 @@
 // Embedded servers run in their own process group so that a terminal's Ctrl-C reaches only the
 // launcher, which stops them last, after the Tern processes that use them.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, openSync, closeSync } from 'node:fs';
 import { chmod, chown, cp, mkdir, readFile, rename, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { createConnection } from 'node:net';
+import postgres from 'postgres';
+import { ping } from '../../../shared/db/pool.js';
 import { arch, platform, tmpdir } from 'node:os';
-import { delimiter, dirname, join, relative, resolve } from 'node:path';
+import { basename, delimiter, dirname, join, relative, resolve } from 'node:path';
 
 /** Something needed is not installed: the launcher prints the message as one line and exits 1. */
 export class MissingDependency extends Error {
@@ -19,6 +21,10 @@ export class MissingDependency extends Error {
 export interface Service {
   name: string;
   url: string;
+  /** Where its data lives (it may differ from the folder asked for: see startEmbeddedPostgres). */
+  dataDir?: string;
+  /** Something the operator should know about how it was started, one line. */
+  note?: string;
   /** Graceful stop; resolves when the process has exited. */
   stop(): Promise<void>;
   /** Immediate kill (second signal, or the launcher dying). */
@@ -100,6 +106,7 @@ function serviceOf(name: string, url: string, child: ChildProcess, stopSignal: N
 }
 
 async function tailOf(file: string): Promise<string> {
+  // Only a hint in an error message: no log file yet means nothing to show.
   const text = await readFile(file, 'utf8').catch(() => '');
   return text.trim().split('\n').slice(-5).join(' / ');
 }
@@ -133,6 +140,8 @@ async function hydrateSymlinks(nativeDir: string): Promise<void> {
   for (const { source, target } of list) {
     const link = join(pkgDir, target);
     if (existsSync(link)) continue;
+    // A link that cannot be made (another launcher made it meanwhile, a read-only install) shows
+    // when Postgres starts: its own error names the library it could not load.
     await symlink(relative(dirname(link), join(pkgDir, source)), link).catch(() => {});
   }
 }
@@ -205,23 +214,61 @@ function run(cmd: string, args: string[], ids: Ids | null, log: string): Promise
   });
 }
 
+/**
+ * A root-owned folder under the temporary directory for the data of a cluster whose own folder
+ * the `postgres` user cannot reach (a checkout private to root, e.g. in a `mktemp -d` folder). Its
+ * name derives from the folder asked for, so that the next start finds the same data.
+ */
+async function reachableDataDir(dir: string, ids: Ids, blocked: string): Promise<{ dir: string; note: string }> {
+  const base = join(tmpdir(), `tern-data-${createHash('sha256').update(resolve(dir)).digest('hex').slice(0, 12)}`);
+  await mkdir(base, { recursive: true, mode: 0o711 });
+  const st = await stat(base);
+  if (st.uid !== 0 || st.mode & 0o022) {
+    throw new Error(`${base} is not a root-owned folder that only root can write; remove it and retry`);
+  }
+  await chmod(base, 0o711);
+  const still = await blockedDir(base, ids);
+  if (still) {
+    throw new Error(
+      `embedded Postgres runs as the user 'postgres' (it refuses root), which can enter neither ${blocked} ` +
+        `nor ${still}: set TERN_DATA_DIR to a folder it can reach (e.g. TERN_DATA_DIR=/var/tmp/tern), or set DATABASE_URL`,
+    );
+  }
+  const moved = join(base, basename(dir));
+  const note =
+    `the user 'postgres' cannot enter ${blocked}, so the data lives in ${moved} ` +
+    '(cleared with the temporary directory; TERN_DATA_DIR=<folder> keeps it elsewhere)';
+  return { dir: moved, note };
+}
+
+/** True when the server at `url` answers a query (not "the database system is starting up"). */
+async function acceptsQueries(url: string): Promise<boolean> {
+  if (!(await portAnswers(Number(new URL(url).port)))) return false;
+  const probe = postgres(url, { max: 1, connect_timeout: 2, onnotice: () => {} });
+  try {
+    await ping(probe);
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await probe.end({ timeout: 1 });
+  }
+}
+
 /** Starts (initialising on first use) a Postgres cluster in `dir`, listening on 127.0.0.1:port. */
-export async function startEmbeddedPostgres(dir: string, port: number): Promise<Service> {
+export async function startEmbeddedPostgres(asked: string, port: number): Promise<Service> {
   const ids = postgresIds();
   const bin = await reachableBinaries(await postgresBinaries(), ids);
+  let dir = asked;
+  let note: string | undefined;
+  if (ids) {
+    const blocked = await blockedDir(dirname(asked), ids);
+    if (blocked) ({ dir, note } = await reachableDataDir(asked, ids, blocked));
+  }
   const log = `${dir}.log`;
   const pwFile = `${dir}.password`;
   await mkdir(dir, { recursive: true, mode: 0o700 });
-  if (ids) {
-    const blocked = await blockedDir(dirname(dir), ids);
-    if (blocked) {
-      throw new Error(
-        `embedded Postgres runs as the user 'postgres' (it refuses root), which cannot enter ${blocked}: ` +
-          'allow it (chmod o+x), run Tern as another user, or set DATABASE_URL',
-      );
-    }
-    await chown(dir, ids.uid, ids.gid);
-  }
+  if (ids) await chown(dir, ids.uid, ids.gid);
   if (!existsSync(join(dir, 'PG_VERSION'))) {
     const password = randomBytes(18).toString('base64url');
     await writeFile(pwFile, `${password}\n`, { mode: 0o600 });
@@ -241,9 +288,11 @@ export async function startEmbeddedPostgres(dir: string, port: number): Promise<
   });
   closeSync(fd);
   // SIGINT is Postgres's "fast" shutdown: by then every Tern process has already disconnected.
-  const service = serviceOf('postgres', `postgres://postgres:${password}@127.0.0.1:${port}/tern`, child, 'SIGINT');
+  const url = `postgres://postgres:${password}@127.0.0.1:${port}/tern`;
+  const service: Service = { ...serviceOf('postgres', url, child, 'SIGINT'), dataDir: dir, ...(note ? { note } : {}) };
   try {
-    await waitFor(() => portAnswers(port), child, 'embedded Postgres', 30_000);
+    // The port opens before the server takes queries (recovery, start-up): wait for an answer.
+    await waitFor(() => acceptsQueries(url.replace(/\/tern$/, '/postgres')), child, 'embedded Postgres', 30_000);
   } catch (err) {
     service.kill();
     throw new Error(`${(err as Error).message}; log ${log}: ${await tailOf(log)}`, { cause: err });
@@ -268,7 +317,7 @@ export async function startEmbeddedRedis(dir: string, port: number): Promise<Ser
     detached: true,
   });
   closeSync(fd);
-  const service = serviceOf('redis', `redis://127.0.0.1:${port}`, child, 'SIGTERM');
+  const service: Service = { ...serviceOf('redis', `redis://127.0.0.1:${port}`, child, 'SIGTERM'), dataDir: dir };
   try {
     await waitFor(() => redisAnswers(port), child, 'redis-server', 15_000);
   } catch (err) {

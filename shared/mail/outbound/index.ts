@@ -1,23 +1,25 @@
 // Outbound delivery: route a recipient domain (smarthost or MX), then send each message on one
 // pooled connection, one SMTP transaction per recipient (VERP gives every recipient its own
 // MAIL FROM, and its own RCPT answer is its own outcome). Returns results as data through
-// `after`, never throws for an SMTP outcome.
+// `after`, never throws for an SMTP outcome. A message of an IP pool leaves from the pool's
+// address (bound as the local address, its own EHLO name), on connections of that address only.
+import { isIP } from 'node:net';
 import type { Config } from '../../config.js';
 import { ConnectionPool, settle, type PooledConnection } from './pool.js';
 import { connectionFailure, fromError, fromReply, parseReply } from './reply.js';
 import { Router } from './route.js';
-import type { AttemptResult, OutboundMessage, Route } from './types.js';
+import type { AttemptResult, OutboundMessage, Route, Source, Target } from './types.js';
 
-export type { AttemptResult, OutboundMessage, Route } from './types.js';
+export type { AttemptResult, OutboundMessage, Route, Source } from './types.js';
 
 export interface DeliverHooks {
   /**
    * Called before each message is sent (e.g. to wait for the provider's token bucket); false
    * skips the message (the caller records why), and `after` is not called for it.
    */
-  before?(m: OutboundMessage): Promise<boolean>;
+  before?: (m: OutboundMessage) => Promise<boolean>;
   /** Receives each message's result as soon as it is known. */
-  after(m: OutboundMessage, result: AttemptResult): Promise<void>;
+  after: (m: OutboundMessage, result: AttemptResult) => Promise<void>;
 }
 
 type OutboundConfig = Pick<
@@ -29,16 +31,17 @@ export class Outbound {
   private readonly router: Router;
   private readonly pool: ConnectionPool;
 
-  constructor(config: OutboundConfig) {
+  constructor(config: OutboundConfig, opts: { acquireTimeoutMs?: number } = {}) {
     this.router = new Router(config);
-    this.pool = new ConnectionPool(config.outboundConnectionsPerHost, config.heloName);
+    this.pool = new ConnectionPool(config.outboundConnectionsPerHost, config.heloName, opts.acquireTimeoutMs);
   }
 
   route(domain: string): Promise<Route> {
     return this.router.route(domain);
   }
 
-  async deliver(route: Route, messages: OutboundMessage[], hooks: DeliverHooks): Promise<void> {
+  /** Sends `messages` along `route`; from `source` when given, else from the host's default address. */
+  async deliver(route: Route, messages: OutboundMessage[], hooks: DeliverHooks, source?: Source | null): Promise<void> {
     if (route.failure) {
       for (const m of messages) await hooks.after(m, route.failure);
       return;
@@ -47,14 +50,16 @@ export class Outbound {
     // without waiting for them): a connection is never held during the caller's bookkeeping.
     const recorded: Promise<void>[] = [];
     const after = (m: OutboundMessage, r: AttemptResult) => void recorded.push(hooks.after(m, r));
-    let sendError: unknown = null;
+    let sendFailed = false;
+    let sendError: unknown;
     try {
-      await this.sendToTargets(route, messages, hooks.before, after);
+      await this.sendToTargets(route, messages, hooks.before, after, source ?? null);
     } catch (err) {
+      sendFailed = true;
       sendError = err;
     }
     const failed = (await Promise.allSettled(recorded)).find((r) => r.status === 'rejected');
-    if (sendError !== null) throw sendError;
+    if (sendFailed) throw sendError;
     if (failed) throw failed.reason;
   }
 
@@ -63,22 +68,37 @@ export class Outbound {
     messages: OutboundMessage[],
     before: DeliverHooks['before'],
     after: (m: OutboundMessage, result: AttemptResult) => void,
+    source: Source | null,
   ): Promise<void> {
     let pending = [...messages];
     let lastError: unknown = new Error(`no host to deliver ${route.domain} to`);
-    for (const target of route.targets) {
+    // A local address reaches only hosts of its own family (an IPv4 pool address dials no IPv6 MX).
+    const family = source ? isIP(source.localAddress) : 0;
+    const targets = route.targets.filter((t) => family === 0 || isIP(t.host) === 0 || isIP(t.host) === family);
+    if (targets.length < route.targets.length && targets.length === 0) {
+      lastError = Object.assign(new Error(`no host of ${route.domain} is reachable from ${source!.localAddress}`), {
+        code: 'ENOROUTE',
+      });
+    }
+    for (const target of targets) {
       if (pending.length === 0) return;
       let pc: PooledConnection;
       try {
-        pc = await this.pool.acquire(target);
+        pc = await this.pool.acquire(target, source);
       } catch (err) {
         // Refused, unreachable, bad greeting: the next host by preference gets its chance.
         lastError = err;
         continue;
       }
-      const { sent, broken, dirty } = await this.sendAll(pc, target.host, pending, before, after);
-      pending = pending.slice(sent);
-      await this.pool.release(pc, !broken, dirty);
+      // The slot goes back whatever happens while it is held (a `before` hook whose Redis is
+      // down, say): a slot kept by a failed delivery would leave `acquire` waiting for ever.
+      let outcome: { sent: number; broken: boolean; dirty: boolean } = { sent: 0, broken: true, dirty: true };
+      try {
+        outcome = await this.sendAll(pc, target, pending, before, after);
+      } finally {
+        await this.pool.release(pc, !outcome.broken, outcome.dirty);
+      }
+      pending = pending.slice(outcome.sent);
     }
     for (const m of pending) after(m, connectionFailure(lastError, null));
   }
@@ -89,11 +109,14 @@ export class Outbound {
    */
   private async sendAll(
     pc: PooledConnection,
-    host: string,
+    target: Target,
     messages: OutboundMessage[],
     before: DeliverHooks['before'],
     after: (m: OutboundMessage, result: AttemptResult) => void,
   ): Promise<{ sent: number; broken: boolean; dirty: boolean }> {
+    const host = target.host;
+    // What the console shows: the MX host's name (the address when it has none) and the session's TLS.
+    const via = () => ({ hostName: target.name ?? target.host, tls: pc.conn.secure });
     let dirty = false;
     for (let i = 0; i < messages.length; i++) {
       const m = messages[i]!;
@@ -107,9 +130,9 @@ export class Outbound {
         );
         const parsed = parseReply(info.response);
         const reply = parsed.code !== 0 ? parsed : { code: 250, enhanced: null, text: info.response };
-        after(m, fromReply(reply, host));
+        after(m, { ...fromReply(reply, host), ...via() });
       } catch (err) {
-        const result = fromError(err, host);
+        const result: AttemptResult = { ...fromError(err, host), ...via() };
         // No reply means the connection failed mid-transaction: this message is deferred (it
         // may or may not have arrived; a retry errs towards a duplicate over a loss, RFC 5321 §6.1).
         after(m, result);

@@ -2,12 +2,16 @@
 // worker process (an in-process counting semaphore keyed by host:port): N worker processes open at
 // most N × OUTBOUND_CONNECTIONS_PER_HOST connections to one MX host. Idle connections are reused
 // for the next message to the same host (reset with RSET first when their last transaction was
-// refused midway), then closed after IDLE_MS.
+// refused midway), then closed after IDLE_MS. A connection from a pool address is keyed by that
+// address and its EHLO name too: it is reused only for mail of the same source, and the cap
+// holds per host and source.
 import { isIP } from 'node:net';
 import SMTPConnection from 'nodemailer/lib/smtp-connection';
-import type { Target } from './types.js';
+import type { Source, Target } from './types.js';
 
 const IDLE_MS = 30_000;
+/** Longest wait for a free connection to a host before the message is deferred instead. */
+export const ACQUIRE_TIMEOUT_MS = 60_000;
 
 export interface PooledConnection {
   conn: SMTPConnection;
@@ -21,8 +25,9 @@ interface HostState {
   waiters: (() => void)[];
 }
 
-function keyOf(t: Target): string {
-  return `${t.host}:${t.port}:${t.secure ? 's' : ''}:${t.auth?.user ?? ''}`;
+function keyOf(t: Target, source: Source | null): string {
+  const local = source ? `${source.localAddress}|${source.ehlo ?? ''}` : '';
+  return `${t.host}:${t.port}:${t.secure ? 's' : ''}:${t.auth?.user ?? ''}:${local}`;
 }
 
 /** Resolves with the first of: the callback, an 'error' or an 'end' of the connection. */
@@ -59,6 +64,7 @@ export class ConnectionPool {
   constructor(
     private readonly perHost: number,
     private readonly heloName: string,
+    private readonly acquireTimeoutMs = ACQUIRE_TIMEOUT_MS,
   ) {}
 
   private state(key: string): HostState {
@@ -68,9 +74,10 @@ export class ConnectionPool {
   }
 
   /** A connected (and authenticated) connection to `target`; waits while the host is at its cap. */
-  async acquire(target: Target): Promise<PooledConnection> {
-    const key = keyOf(target);
+  async acquire(target: Target, source: Source | null = null): Promise<PooledConnection> {
+    const key = keyOf(target, source);
     const s = this.state(key);
+    const deadline = Date.now() + this.acquireTimeoutMs;
     for (;;) {
       const idle = s.idle.pop();
       if (idle) {
@@ -79,25 +86,50 @@ export class ConnectionPool {
         continue;
       }
       if (s.open < this.perHost) break;
-      await new Promise<void>((resolve) => s.waiters.push(resolve));
+      await this.waitForSlot(s, key, deadline);
     }
     s.open++;
     try {
-      return await this.connect(target, key);
+      return await this.connect(target, key, source);
     } catch (err) {
       this.forget(s);
       throw err;
     }
   }
 
-  private async connect(target: Target, key: string): Promise<PooledConnection> {
+  /**
+   * Waits for a released slot, at most until `deadline`: a slot that is never given back (a bug,
+   * a hung server) then costs a deferral, not a delivery worker stuck for good.
+   */
+  private waitForSlot(s: HostState, key: string, deadline: number): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      const waiter = (): void => {
+        clearTimeout(timer);
+        resolve();
+      };
+      const timer = setTimeout(
+        () => {
+          s.waiters = s.waiters.filter((w) => w !== waiter);
+          const err = new Error(
+            `no free connection to ${key.split(':').slice(0, 2).join(':')} within ${this.acquireTimeoutMs} ms`,
+          );
+          reject(Object.assign(err, { code: 'EPOOLTIMEOUT' }));
+        },
+        Math.max(0, deadline - Date.now()),
+      );
+      s.waiters.push(waiter);
+    });
+  }
+
+  private async connect(target: Target, key: string, source: Source | null): Promise<PooledConnection> {
     const conn = new SMTPConnection({
       host: target.host,
+      ...(source ? { localAddress: source.localAddress } : {}),
       // SNI carries host names only (RFC 6066 §3): an MX given as an address literal sends none.
       ...(target.name && isIP(target.name) === 0 ? { servername: target.name } : {}),
       port: target.port,
       secure: target.secure,
-      name: this.heloName,
+      name: source?.ehlo ?? this.heloName,
       // Opportunistic STARTTLS like every MTA: encrypt when offered, never refuse for a certificate.
       opportunisticTLS: true,
       tls: { rejectUnauthorized: target.verifyTls },

@@ -13,6 +13,10 @@ export interface AttemptResult {
   response: string;
   /** The host that answered (MX host or smarthost), when one did. */
   host: string | null;
+  /** The MX host's name (or the smarthost's), when a session was had: `host` may be its address. */
+  hostName?: string | null;
+  /** Whether the session was encrypted (implicit TLS or STARTTLS), when a session was had. */
+  tls?: boolean | null;
 }
 
 export interface OutboundMessage {
@@ -45,4 +49,12 @@ export interface Route {
   mxHosts: string[];
   /** Set when the domain cannot receive mail at all, or DNS failed: every recipient gets it. */
   failure?: AttemptResult;
+}
+
+/** The local side of a connection: a pool address and the name said in EHLO from it. */
+export interface Source {
+  /** Address the connection binds to (IPv4 or IPv6). */
+  localAddress: string;
+  /** EHLO name; null: HELO_NAME. */
+  ehlo: string | null;
 }

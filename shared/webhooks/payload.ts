@@ -1,8 +1,11 @@
 // Webhook bodies (SPEC "Events", DESIGN §6): the envelope `{type, created_at, data}` with the
-// data fields in the spec's order. `kind` and `tags` are always present (null when empty);
+// data fields in the spec's order, then `stream` (DESIGN §14: `transactional` or `broadcast`).
+// `kind` and `tags` are always present (null when empty);
 // `bounce_type`, `detail` and `url` only where they apply and have a value. The bytes built here
-// are stored with the delivery and sent unchanged on every attempt.
-import type { EventForWebhook } from './db/webhook-events.js';
+// are stored with the delivery and sent unchanged on every attempt. Organization events
+// (organization.*, webhook.disabled, domain.*) carry the fields recorded with them.
+import type { EventForWebhook } from '../db/webhook-events.js';
+import { isOrgEventType, type OrgEventType } from '../events.js';
 
 type Tag = { name: string; value: string };
 
@@ -14,6 +17,7 @@ export type EmailEventData = {
   recipient: string;
   kind: string | null;
   tags: Tag[] | { template: { id: string; slug: string | null; version: number | null }; tags: Tag[] } | null;
+  stream: 'transactional' | 'broadcast';
   bounce_type?: string;
   detail?: string;
   url?: string;
@@ -25,12 +29,19 @@ export type ReceivedEventData = {
   from: string;
   to: string[];
   subject: string;
+  stripped_text?: string;
+  mailbox_hash?: string;
+  auth?: { spf: string; dkim: string; dmarc: string };
+  attachments: { id: string; filename: string | null; content_type: string; size: number }[];
 };
+
+/** Organization events: the fields recorded with the event (shared/org-events.ts), nulls left out. */
+export type OrgEventData = { organization_id: string } & Record<string, unknown>;
 
 export interface WebhookEnvelope {
   type: string;
   created_at: string;
-  data: EmailEventData | ReceivedEventData;
+  data: EmailEventData | ReceivedEventData | OrgEventData;
 }
 
 function present(v: string | null | undefined): v is string {
@@ -57,6 +68,7 @@ function emailData(ev: EventForWebhook): EmailEventData {
     recipient: ev.recipient ?? ev.recipient_email ?? '',
     kind: present(ev.email_kind) ? ev.email_kind : present(ev.kind) ? ev.kind : null,
     tags: tagsOf(ev),
+    stream: ev.email_stream === 'broadcast' ? 'broadcast' : 'transactional',
   };
   if (ev.type === 'email.bounced' && present(ev.bounce_type)) data.bounce_type = ev.bounce_type;
   if (present(ev.detail)) data.detail = ev.detail;
@@ -69,29 +81,81 @@ function strings(v: unknown): string[] {
   return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
 }
 
+function authOf(v: unknown): ReceivedEventData['auth'] | undefined {
+  const a = v as Record<string, unknown> | null;
+  if (!a || typeof a !== 'object') return undefined;
+  const word = (k: string) => (typeof a[k] === 'string' ? (a[k] as string) : 'none');
+  return { spf: word('spf'), dkim: word('dkim'), dmarc: word('dmarc') };
+}
+
+function attachmentsOf(v: unknown): ReceivedEventData['attachments'] {
+  if (!Array.isArray(v)) return [];
+  return v.map((a: Record<string, unknown>) => ({
+    id: typeof a.id === 'string' ? a.id : '',
+    filename: typeof a.filename === 'string' ? a.filename : null,
+    content_type: typeof a.content_type === 'string' ? a.content_type : 'application/octet-stream',
+    size: Number(a.size ?? 0),
+  }));
+}
+
 /**
  * email.received reads what the inbound worker recorded in the event: inbound_id and email_id
- * columns, and `data.{from, to, subject}`.
+ * columns, and `data.{from, to, subject, stripped_text, mailbox_hash, auth, attachments}`; the
+ * fields without a value are left out (SPEC "Payloads omit fields with no value").
  */
 function receivedData(ev: EventForWebhook): ReceivedEventData {
   // Tolerates data stored as a JSON string (jsonb string) as well as an object.
   const d = (typeof ev.data === 'string' ? JSON.parse(ev.data) : (ev.data ?? {})) as Record<string, unknown>;
+  const auth = authOf(d.auth);
   return {
     inbound_id: ev.inbound_id ?? (typeof d.inbound_id === 'string' ? d.inbound_id : ''),
     ...(present(ev.email_id) ? { email_id: ev.email_id } : {}),
     from: typeof d.from === 'string' ? d.from : '',
     to: strings(d.to),
     subject: typeof d.subject === 'string' ? d.subject : '',
+    ...(typeof d.stripped_text === 'string' && d.stripped_text !== '' ? { stripped_text: d.stripped_text } : {}),
+    ...(present(d.mailbox_hash as string | null) ? { mailbox_hash: d.mailbox_hash as string } : {}),
+    ...(auth ? { auth } : {}),
+    attachments: attachmentsOf(d.attachments),
   };
+}
+
+/** The recorded data with `organization_id` first and the fields without a value left out. */
+function orgData(ev: EventForWebhook): OrgEventData {
+  const d = (typeof ev.data === 'string' ? JSON.parse(ev.data) : (ev.data ?? {})) as Record<string, unknown>;
+  const out: OrgEventData = { organization_id: ev.org_id };
+  for (const [k, v] of Object.entries(d)) {
+    if (k !== 'organization_id' && v !== null && v !== undefined && v !== '') out[k] = v;
+  }
+  return out;
 }
 
 export function buildEnvelope(ev: EventForWebhook): WebhookEnvelope {
   return {
     type: ev.type,
     created_at: ev.created_at.toISOString(),
-    data: ev.type === 'email.received' ? receivedData(ev) : emailData(ev),
+    data: isOrgEventType(ev.type) ? orgData(ev) : ev.type === 'email.received' ? receivedData(ev) : emailData(ev),
   };
 }
+
+const ORG_SAMPLES: Record<OrgEventType, Record<string, unknown>> = {
+  'organization.paused': {
+    reason: 'alert rule: bounce rate 6.00% reached the 5% threshold over 1 day(s) (6 of 100 sent)',
+    by: { type: 'alert_rule', metric: 'bounce', threshold: 5 },
+  },
+  'organization.resumed': { by: { type: 'key', id: 'key_00000000000000000000000000' } },
+  'webhook.disabled': {
+    webhook_id: 'wh_00000000000000000000000000',
+    url: 'https://example.com/webhooks',
+    reason: 'failing continuously since 2026-01-01T00:00:00Z',
+  },
+  'domain.failed': {
+    domain_id: 'dom_00000000000000000000000000',
+    domain: 'example.com',
+    records: [{ record: 'DKIM', name: 'tern._domainkey.example.com', reason: 'No DKIM TXT record found' }],
+  },
+  'domain.verified': { domain_id: 'dom_00000000000000000000000000', domain: 'example.com' },
+};
 
 export function serialise(envelope: WebhookEnvelope): Buffer {
   return Buffer.from(JSON.stringify(envelope), 'utf8');
@@ -99,6 +163,13 @@ export function serialise(envelope: WebhookEnvelope): Buffer {
 
 /** A sample of `type` for POST /webhooks/{id}/test: realistic values, marked as a test. */
 export function sampleEnvelope(type: string, eventId: string, now = new Date()): WebhookEnvelope {
+  if (isOrgEventType(type)) {
+    return {
+      type,
+      created_at: now.toISOString(),
+      data: { organization_id: 'org_00000000000000000000000000', ...ORG_SAMPLES[type] },
+    };
+  }
   const base = {
     id: eventId,
     org_id: '',
@@ -124,7 +195,15 @@ export function sampleEnvelope(type: string, eventId: string, now = new Date()):
     kind: null,
     provider: null,
     blocked: false,
-    data: { from: 'Someone <someone@example.com>', to: ['reply@reply.example.com'], subject: 'Re: Test webhook' },
+    data: {
+      from: 'Someone <someone@example.com>',
+      to: ['support+ticket-1234@reply.example.com'],
+      subject: 'Re: Test webhook',
+      stripped_text: 'Thanks, that works for me.',
+      mailbox_hash: 'ticket-1234',
+      auth: { spf: 'pass', dkim: 'pass', dmarc: 'pass' },
+      attachments: [],
+    },
     dedupe_key: eventId,
     published_at: null,
     created_at: now,
@@ -135,6 +214,7 @@ export function sampleEnvelope(type: string, eventId: string, now = new Date()):
     email_to: ['delivered@example.com'],
     email_subject: 'Test webhook',
     email_kind: 'test',
+    email_stream: 'transactional',
     email_tags: [{ name: 'source', value: 'webhook-test' }],
     email_template_id: null,
     email_template_slug: null,

@@ -3,8 +3,8 @@
 import { randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
 import type { JobsOptions } from 'bullmq';
-import { validationError } from './errors.js';
-import { QUEUE_NAMES, type Queues } from './queues.js';
+import { validationError } from '../errors.js';
+import { QUEUE_NAMES, type Queues } from '../queues.js';
 import { isForbiddenAddress } from './ssrf.js';
 
 export const WEBHOOK_URL_MAX_LENGTH = 2048;
@@ -29,6 +29,31 @@ export function retryDelay(schedule: number[], attemptsMade: number, random = Ma
   return Math.round(base * (0.9 + 0.2 * random()));
 }
 
+/**
+ * A host the URL parser has normalised (lower case; `127.1`, `0x7f000001` and `2130706433` read
+ * as `127.0.0.1`) that names this machine or a private network: `localhost` and its subdomains,
+ * with or without the root's trailing dot(s), or a forbidden IP literal (shared/webhooks/ssrf.ts).
+ * Names that resolve to such addresses are refused when the delivery connects.
+ */
+export function isLocalHost(hostname: string): boolean {
+  const host = hostname.replace(/^\[|\]$/g, '').replace(/\.+$/, '');
+  if (host === 'localhost' || host.endsWith('.localhost')) return true;
+  if (isIP(host)) return isForbiddenAddress(host);
+  // A trailing dot keeps the URL parser from reading an IPv4 literal ("127.0.0.1." is one).
+  const v4 = /^[0-9a-fx.]+$/i.test(host) ? ipv4Literal(host) : null;
+  return v4 !== null && isForbiddenAddress(v4);
+}
+
+/** The address a WHATWG parser gives a numeric host (`127.1`, `0x7f.1`), or null. */
+function ipv4Literal(host: string): string | null {
+  try {
+    const h = new URL(`http://${host}/`).hostname;
+    return isIP(h) === 4 ? h : null;
+  } catch {
+    return null;
+  }
+}
+
 /** Checks an endpoint URL; throws 422 naming `field`. */
 export function checkWebhookUrl(raw: string, allowPrivate: boolean, field = 'body.url'): string {
   if (raw.length > WEBHOOK_URL_MAX_LENGTH) {
@@ -47,13 +72,7 @@ export function checkWebhookUrl(raw: string, allowPrivate: boolean, field = 'bod
   }
   if (u.username !== '' || u.password !== '') throw validationError(`${field} must not carry credentials`);
   if (u.hostname === '') throw validationError(`${field} must name a host`);
-  const host = u.hostname.replace(/^\[|\]$/g, '');
-  if (
-    !allowPrivate &&
-    (host === 'localhost' || host.endsWith('.localhost') || (isIP(host) && isForbiddenAddress(host)))
-  ) {
-    throw validationError(`${field} must be a public address`);
-  }
+  if (!allowPrivate && isLocalHost(u.hostname)) throw validationError(`${field} must be a public address`);
   u.hash = '';
   return u.toString();
 }
@@ -97,7 +116,13 @@ export async function enqueueNow(queues: Pick<Queues, 'webhook-delivery'>, ref: 
       return true;
     }
     if (state === 'active' || state === 'waiting' || state === 'prioritized') return state !== 'active';
-    await job.remove().catch(() => {});
+    try {
+      await job.remove();
+    } catch (err) {
+      // A worker took it between the two calls (its lock refuses the removal): it runs now.
+      if ((await job.getState()) === 'active') return false;
+      throw err;
+    }
   }
   await enqueueDeliveries(queues, [ref]);
   return true;

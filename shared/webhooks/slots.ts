@@ -6,7 +6,7 @@
 // the same endpoint from this process (or a flush a few ms later when none comes). An attempt
 // refused while this process holds slots of an endpoint that answers fast waits briefly for one
 // of them (handed over locally) instead of going back to the queue.
-import type { Redis } from './redis.js';
+import type { Redis } from '../redis.js';
 
 // KEYS[1] lease set; ARGV: lease ms, limit, member, then members to release first.
 // Redis TIME keeps every worker on one clock.

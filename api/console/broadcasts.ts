@@ -1,0 +1,145 @@
+// Broadcasts (read-only; sends and edits go through the API): the list with each one's counts, and
+// one page per broadcast with its progress (queued, sent, delivered, bounced, opened) read from its
+// messages. While it is scheduled or sending, /console/assets/console.js refreshes the progress
+// from /console/broadcasts/{id}/progress every few seconds; without script, the Refresh link does.
+import { broadcastProgress, getBroadcast, listBroadcasts, type BroadcastRow } from '../../shared/db/broadcasts.js';
+import type { SessionRow } from '../../shared/db/users.js';
+import { notFound } from '../../shared/errors.js';
+import { isId } from '../../shared/ids.js';
+import { MODES, type Mode } from '../../shared/keys.js';
+import type { ApiContext } from '../types.js';
+import { html, when, type Safe } from './html.js';
+import { show, type ConsoleRequest, type PageRule } from './respond.js';
+import { badge, card, details, emptyState, hrefWith, queryString, stateBadge, stats, tableCard } from './ui.js';
+
+const PAGE_SIZE = 50;
+const ACTIVE = '/console/broadcasts';
+
+function modeOf(ctx: ApiContext): Mode {
+  const m = queryString(ctx.query, 'mode') as Mode;
+  return MODES.includes(m) ? m : 'live';
+}
+
+function scope(session: SessionRow, mode: Mode) {
+  return { orgId: session.org_id, mode, domainIds: [] };
+}
+
+function running(b: BroadcastRow): boolean {
+  return b.status === 'sending' || b.status === 'scheduled';
+}
+
+async function broadcastsPage(ctx: ApiContext, { session }: ConsoleRequest): Promise<void> {
+  const mode = modeOf(ctx);
+  const rows = (await listBroadcasts(ctx.deps.sql, scope(session, mode), undefined, { limit: PAGE_SIZE })).slice(
+    0,
+    PAGE_SIZE,
+  );
+  const toggle = html`<nav class="toggle" aria-label="Mode">
+    ${MODES.map(
+      (m) =>
+        html`<a
+          href="${hrefWith(ACTIVE, { mode: m === 'live' ? null : m })}"
+          ${m === mode ? html`aria-current="page"` : ''}
+          >${m === 'live' ? 'Live' : 'Test'}</a
+        >`,
+    )}
+  </nav>`;
+  const list = rows.length
+    ? tableCard(
+        [
+          'Broadcast',
+          'Status',
+          { label: 'Recipients', num: true },
+          { label: 'Sent', num: true },
+          { label: 'Skipped', num: true },
+          { label: 'Failed', num: true },
+          'Created',
+        ],
+        rows.map(
+          (b) =>
+            html`<tr data-broadcast="${b.id}">
+              <td><a class="row-link" href="/console/broadcasts/${b.id}">${b.name ?? b.subject ?? b.id}</a></td>
+              <td>${stateBadge(b.status)}</td>
+              <td class="num">${b.count_recipients}</td>
+              <td class="num">${b.count_sent}</td>
+              <td class="num">${b.count_skipped_unsubscribed + b.count_skipped_suppressed + b.count_skipped_topic}</td>
+              <td class="num">${b.count_failed}</td>
+              <td class="nowrap">${when(b.created_at)}</td>
+            </tr>`,
+        ),
+        { label: 'Broadcasts' },
+      )
+    : card(emptyState(`No ${mode} broadcasts yet.`, html`Create one with <code>POST /api/v1/broadcasts</code>.`));
+  show(ctx, session, { title: 'Broadcasts', active: ACTIVE, actions: toggle, body: list });
+}
+
+async function loadBroadcast(ctx: ApiContext, session: SessionRow): Promise<BroadcastRow> {
+  const id = ctx.params.id ?? '';
+  if (!isId(id, 'bc')) throw notFound('Broadcast');
+  for (const mode of MODES) {
+    const b = await getBroadcast(ctx.deps.sql, scope(session, mode), id);
+    if (b) return b;
+  }
+  throw notFound('Broadcast');
+}
+
+async function progressBlock(ctx: ApiContext, b: BroadcastRow): Promise<Safe> {
+  const p = await broadcastProgress(ctx.deps.sql, b.id);
+  return stats(
+    [
+      ['Queued', p.queued],
+      ['Sent', p.sent],
+      ['Delivered', p.delivered],
+      ['Bounced', p.bounced],
+      ['Opened', p.opened],
+    ],
+    html`data-progress`,
+  );
+}
+
+async function broadcastPage(ctx: ApiContext, { session }: ConsoleRequest): Promise<void> {
+  const b = await loadBroadcast(ctx, session);
+  const progress = await progressBlock(ctx, b);
+  const live = running(b) ? html`data-live="/console/broadcasts/${b.id}/progress" data-every="5"` : html``;
+  show(ctx, session, {
+    title: b.name ?? b.subject ?? 'Broadcast',
+    active: ACTIVE,
+    lead: html`${stateBadge(b.status)} ${b.mode === 'test' ? badge('test', 'neutral') : ''}
+    ${running(b) ? html`<a href="/console/broadcasts/${b.id}">Refresh</a>` : ''}`,
+    body: html`${card(html`<div ${live} aria-live="polite">${progress}</div>`, { title: 'Progress' })}
+    ${card(
+      details([
+        ['Id', html`<code>${b.id}</code>`],
+        ['From', b.from_address],
+        ['Subject', b.subject],
+        ['Segment', b.segment_id ? html`<a href="/console/segments/${b.segment_id}">${b.segment_id}</a>` : null],
+        ['Template', b.template_id ? html`<a href="/console/templates/${b.template_id}">${b.template_id}</a>` : null],
+        ['Recipients', b.count_recipients],
+        ['Messages created', b.count_sent],
+        ['Skipped (unsubscribed)', b.count_skipped_unsubscribed],
+        ['Skipped (suppressed)', b.count_skipped_suppressed],
+        ['Skipped (topic)', b.count_skipped_topic],
+        ['Failed', b.count_failed],
+        ['Scheduled', b.scheduled_at ? when(b.scheduled_at) : null],
+        ['Started', b.started_at ? when(b.started_at) : null],
+        ['Finished', b.sent_at ? when(b.sent_at) : null],
+        ['Created', when(b.created_at)],
+      ]),
+      { title: 'Broadcast' },
+    )}`,
+  });
+}
+
+/** The progress block alone, for the page's live refresh. */
+async function progressFragment(ctx: ApiContext, { session }: ConsoleRequest): Promise<void> {
+  const b = await loadBroadcast(ctx, session);
+  ctx.type = 'text/html; charset=utf-8';
+  ctx.set('x-broadcast-status', b.status);
+  ctx.body = (await progressBlock(ctx, b)).value;
+}
+
+export const BROADCAST_PAGES: PageRule[] = [
+  { method: 'GET', path: '/broadcasts', role: 'member', page: broadcastsPage },
+  { method: 'GET', path: '/broadcasts/:id', role: 'member', page: broadcastPage },
+  { method: 'GET', path: '/broadcasts/:id/progress', role: 'member', page: progressFragment },
+];

@@ -1,0 +1,62 @@
+// Response schemas of contact imports and exports and of the suppression CSV import.
+import {
+  arrayOf,
+  bool,
+  constant,
+  int,
+  intOrNull,
+  object,
+  oneOf,
+  ref,
+  str,
+  strOrNull,
+  time,
+  timeOrNull,
+  type Schema,
+} from './build.js';
+
+const count = (description: string): Schema => ({ ...int, description });
+
+export const bulkResponses: Record<string, Schema> = {
+  ContactImport: object({
+    object: constant('contact_import'),
+    id: { type: 'string', description: 'Import id (`imp_…`).' },
+    status: oneOf(['queued', 'running', 'completed', 'failed']),
+    rows: count('Data rows settled so far.'),
+    total_rows: { ...intOrNull, description: 'Data rows in the file; null until the file has been read through.' },
+    created: count('Rows that created a contact.'),
+    updated: count('Rows that changed an existing contact.'),
+    skipped: count('Rows that changed nothing (the contact already had every value).'),
+    failed: count('Rows not applied: see `errors_url`.'),
+    suppressed: count('Rows whose address is suppressed organization-wide (imported; still suppressed).'),
+    errors_url: { type: 'string', description: 'The failed rows as CSV: line, email, reason.' },
+    error: { ...strOrNull, description: 'Why the import failed as a whole (status failed).' },
+    trigger_automations: bool,
+    mapping: ref('ContactImportMapping'),
+    file: object({ bytes: int, sha256: str }),
+    created_at: time,
+    started_at: timeOrNull,
+    completed_at: timeOrNull,
+  }),
+  ContactExport: object({
+    object: constant('contact_export'),
+    id: { type: 'string', description: 'Export id (`exp_…`).' },
+    status: oneOf(['queued', 'running', 'completed', 'failed']),
+    rows: count('Contacts written so far.'),
+    segment_id: strOrNull,
+    download_url: { ...strOrNull, description: 'The CSV, once the export is completed.' },
+    error: strOrNull,
+    file: object({ bytes: int }),
+    created_at: time,
+    completed_at: timeOrNull,
+  }),
+  SuppressionImport: object({
+    object: constant('suppression_import'),
+    rows: count('Data rows read.'),
+    created: count('Rows added.'),
+    existing: count('Rows already on the list (kept as they were).'),
+    failed: count('Rows left out.'),
+    errors: arrayOf(object({ line: int, value: str, message: str })),
+    errors_truncated: { ...bool, description: 'More rows failed than `errors` lists (it lists the first 1,000).' },
+  }),
+};

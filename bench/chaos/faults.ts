@@ -1,0 +1,68 @@
+// The faults of `npm run chaos`, in the order they run. Each breaks the install and repairs it,
+// and resolves with the moment of the repair (the process started again, the service back, the
+// receiver answering again): recovery is measured from there.
+import { Redis } from 'ioredis';
+import type { ChaosStack } from './stack.js';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export interface Fault {
+  name: string;
+  inject(s: ChaosStack, faultMs: number): Promise<number>;
+}
+
+/** SIGKILL, a second of absence, then the process is started again (as a supervisor would). */
+function killAndRestart(name: 'worker' | 'web'): Fault['inject'] {
+  return async (s) => {
+    await s.kill(name);
+    await sleep(1000);
+    const at = Date.now();
+    await s.start(name);
+    return at;
+  };
+}
+
+/** A receiving end that misbehaves for the fault's length, then answers again. */
+function forAWhile(set: (s: ChaosStack, on: boolean) => void): Fault['inject'] {
+  return async (s, ms) => {
+    set(s, true);
+    await sleep(ms);
+    set(s, false);
+    return Date.now();
+  };
+}
+
+export const FAULTS: Fault[] = [
+  { name: 'worker-kill', inject: killAndRestart('worker') },
+  { name: 'web-kill', inject: killAndRestart('web') },
+  {
+    name: 'redis-restart',
+    inject: async (s) => {
+      await s.redis.kill();
+      await sleep(3000);
+      await s.restartRedis();
+      return Date.now();
+    },
+  },
+  {
+    name: 'redis-flush',
+    inject: async (s) => {
+      const r = new Redis(s.redis.url, { lazyConnect: true });
+      await r.connect();
+      await r.flushall();
+      r.disconnect();
+      return Date.now();
+    },
+  },
+  {
+    name: 'postgres-restart',
+    inject: async (s) => {
+      await s.pg.stopImmediate();
+      await sleep(3000);
+      await s.pg.start();
+      return Date.now();
+    },
+  },
+  { name: 'webhook-500', inject: forAWhile((s, on) => (s.receiver.failing = on)) },
+  { name: 'sink-421', inject: forAWhile((s, on) => (s.sink.refusing = on)) },
+];

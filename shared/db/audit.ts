@@ -1,0 +1,63 @@
+// The audit log (DESIGN §15): one row per change made with an ADMIN or FULL key or in the
+// console. Written by api/middleware/audit.ts (API) and api/console/audit.ts (console).
+import { newId } from '../ids.js';
+import type { Db } from './pool.js';
+
+export interface NewAuditEntry {
+  orgId: string;
+  actor: { type: 'key' | 'user'; id: string };
+  action: string;
+  target: { type: string; id: string };
+  ip: string | null;
+  detail: Record<string, unknown>;
+}
+
+export interface AuditRow {
+  id: string;
+  org_id: string;
+  actor_type: 'key' | 'user';
+  actor_id: string;
+  action: string;
+  target_type: string;
+  target_id: string;
+  ip: string | null;
+  detail: Record<string, unknown>;
+  created_at: Date;
+}
+
+export async function insertAuditEntry(db: Db, e: NewAuditEntry): Promise<AuditRow> {
+  const [row] = await db<AuditRow[]>`
+    insert into audit_log (id, org_id, actor_type, actor_id, action, target_type, target_id, ip, detail)
+    values (${newId('aud')}, ${e.orgId}, ${e.actor.type}, ${e.actor.id}, ${e.action}, ${e.target.type},
+      ${e.target.id}, ${e.ip}, ${db.json(e.detail as never)})
+    returning *`;
+  return row!;
+}
+
+export interface AuditFilters {
+  actor?: string | undefined;
+  action?: string | undefined;
+}
+
+export interface AuditPage {
+  limit: number;
+  after?: string | undefined;
+  before?: string | undefined;
+}
+
+/** Newest first, `limit + 1` rows; `after`/`before` are ids (ids sort by creation time). */
+export async function listAuditEntries(db: Db, orgId: string, f: AuditFilters, page: AuditPage): Promise<AuditRow[]> {
+  const filters = db`
+    ${f.actor ? db`and actor_id = ${f.actor}` : db``}
+    ${f.action ? db`and action = ${f.action}` : db``}`;
+  if (page.before) {
+    const rows = await db<AuditRow[]>`
+      select * from audit_log where org_id = ${orgId} and id > ${page.before} ${filters}
+      order by id asc limit ${page.limit + 1}`;
+    return rows.reverse();
+  }
+  return await db<AuditRow[]>`
+    select * from audit_log
+    where org_id = ${orgId} ${page.after ? db`and id < ${page.after}` : db``} ${filters}
+    order by id desc limit ${page.limit + 1}`;
+}

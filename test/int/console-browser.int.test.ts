@@ -1,0 +1,279 @@
+// The console in a real browser (Debian's Chromium through playwright-core): an operator signs
+// in, finds an email by recipient, reads its timeline, retries a greylisted recipient (a real
+// delivery worker then delivers it to a scripted MX), cancels a scheduled email, removes a
+// suppression and imports a CSV with a bad line. Every page is checked with axe-core (0 serious
+// or critical violations) at 1280 px and 390 px, must not scroll sideways, and is written as a
+// screenshot under test-output/console/. Without JavaScript the pages still work.
+import { expect } from 'chai';
+import type { Worker } from 'bullmq';
+import type { BrowserContext, Page } from 'playwright-core';
+import { startDeliveryWorker } from '../../workers/delivery.js';
+import type { WorkerDeps } from '../../workers/deps.js';
+import { checkPage, launchBrowser, type TestBrowser } from '../helpers/browser.js';
+import { startDns, type TestDns } from '../helpers/dns.js';
+import { giveDkimKey } from '../helpers/mail-seed.js';
+import { seedOrg, type SeededOrg } from '../helpers/seed.js';
+import { startSink, type Sink } from '../helpers/smtp-sink.js';
+import { startApi, type TestApi } from '../helpers/stack.js';
+import { workerDepsFor } from '../helpers/workers.js';
+import { waitFor } from '../helpers/wait.js';
+
+describe('console in a browser', function () {
+  // Under a loaded machine the axe sweep (some 70 page loads) takes minutes.
+  this.timeout(420_000);
+  let api: TestApi;
+  let dns: TestDns;
+  let sink: Sink;
+  let deps: WorkerDeps;
+  let worker: Worker;
+  let org: SeededOrg;
+  let browser: TestBrowser;
+  const ids: Record<'grey' | 'scheduled' | 'xss', string> = { grey: '', scheduled: '', xss: '' };
+  const errors: string[] = [];
+  /** CSP refusals inside the message frame: expected (remote images are off there). */
+  const frameRefusals: string[] = [];
+
+  async function send(token: string, body: Record<string, unknown>): Promise<string> {
+    const res = await api.request('POST', '/emails', {
+      token,
+      body: { from: 'Acme <hello@acme.test>', text: 'Hello there', ...body },
+    });
+    expect(res.status, res.text).to.equal(200);
+    return res.json.id as string;
+  }
+
+  before(async () => {
+    dns = await startDns();
+    dns.mx('dest.test', [{ exchange: '127.0.0.1', priority: 10 }]);
+    // The first attempt to grey@ is greylisted; everything else is accepted.
+    sink = await startSink((rcpt, n) =>
+      rcpt.startsWith('grey') && n === 1 ? { code: 451, message: '4.7.1 greylisted, try again later' } : null,
+    );
+    api = await startApi({ env: { DNS_SERVERS: dns.server } });
+    org = await seedOrg(api.deps.sql, { domains: [{ name: 'acme.test' }] });
+    await giveDkimKey(api.deps.sql, org.domains['acme.test']!.id);
+    await api.deps
+      .sql`update domains set verified_at = now() - interval '90 days' where id = ${org.domains['acme.test']!.id}`;
+    // An hour between retries: only "Retry now" can deliver the greylisted recipient during the test.
+    deps = workerDepsFor(api, {
+      OUTBOUND_PORT: String(sink.port),
+      DNS_SERVERS: dns.server,
+      DELIVERY_RETRY_SECONDS: '3600',
+    });
+    worker = await startDeliveryWorker(deps, { sweepEverySeconds: 0 });
+    const key = await org.mint({ permission: 'SEND', name: 'web app' });
+    const test = await org.mint({ permission: 'SEND', mode: 'test', name: 'dev' });
+    ids.grey = await send(key.token, {
+      to: ['grey@dest.test'],
+      subject: 'Greylisted hello',
+      html: '<h1 style="font-family:sans-serif">Hello</h1><p>Your order shipped. <img src="https://cdn.example.net/x.png" alt="banner"></p>',
+      tags: [{ name: 'order', value: '42' }],
+    });
+    ids.scheduled = await send(key.token, {
+      to: ['later@dest.test'],
+      subject: 'Tomorrow, maybe',
+      scheduled_at: new Date(Date.now() + 86_400_000).toISOString(),
+    });
+    ids.xss = await send(key.token, { to: ['ok@dest.test'], subject: 'Hi <script>alert(1)</script>' });
+    await send(test.token, { to: ['someone@dest.test'], subject: 'Only a test' });
+    await api.deps.sql`insert into suppressions (id, org_id, email, reason)
+      values ('sup_01JAAAAAAAAAAAAAAAAAAAAAAA', ${org.organization.id}, 'blocked@dest.test', 'hard_bounce')`;
+    await waitFor(
+      'the greylisted attempt',
+      async () =>
+        (
+          await api.deps
+            .sql`select 1 from email_recipients where email = 'grey@dest.test' and status = 'delivery_delayed'`
+        ).length === 1,
+    );
+    await waitFor(
+      'the plain delivery',
+      async () =>
+        (await api.deps.sql`select 1 from email_recipients where email = 'ok@dest.test' and status = 'delivered'`)
+          .length,
+    );
+    browser = await launchBrowser();
+  });
+
+  after(async () => {
+    await browser?.close();
+    await worker?.close();
+    await deps?.close();
+    await api?.close();
+    await sink?.close();
+    await dns?.close();
+  });
+
+  /** Pages of a context report their script errors and CSP refusals into `errors`. */
+  function watch(context: BrowserContext): void {
+    context.on('page', (p) => {
+      p.on('pageerror', (e) => errors.push(e.message));
+      p.on('console', (m) => {
+        if (!/Content Security Policy|Refused to/.test(m.text())) return;
+        if (/\/console\/emails\/em_\w+\/html/.test(m.location().url)) frameRefusals.push(m.text());
+        else errors.push(m.text());
+      });
+    });
+  }
+
+  async function signIn(context: BrowserContext): Promise<Page> {
+    watch(context);
+    const page = await context.newPage();
+    await page.goto(`${api.url}/console/login`);
+    await page.getByLabel('Email').fill(org.user.email);
+    await page.getByLabel('Password').fill(org.user.password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL(`${api.url}/console`);
+    return page;
+  }
+
+  const check = checkPage;
+
+  const nav = (page: Page) => page.getByRole('navigation', { name: 'Main' });
+
+  it('finds an email by recipient, reads its timeline and retries the deferred recipient', async () => {
+    const context = await browser.context();
+    const page = await signIn(context);
+    await nav(page).getByRole('link', { name: 'Emails' }).click();
+    await page.getByLabel('Recipient').fill('grey@dest.test');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    const rows = page.getByRole('region', { name: 'Emails' }).locator('tbody tr');
+    expect(await rows.count()).to.equal(1);
+    await page.getByRole('link', { name: 'Greylisted hello' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Greylisted hello' }).waitFor();
+
+    const grey = page.getByRole('region', { name: 'Recipient grey@dest.test' });
+    expect(await grey.locator('[data-state="delivery_delayed"]').first().innerText()).to.equal('delayed');
+    const wait = await grey.locator('[data-wait]').innerText();
+    expect(wait).to.match(/^Retry at .+ after 451 4\.7\.1 greylisted, try again later$/);
+    // The time is the viewer's (Paris), UTC on hover.
+    const time = grey.locator('[data-wait] time');
+    expect(await time.getAttribute('title')).to.match(
+      /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} UTC \(shown in Central European .+\)$/,
+    );
+    expect(await time.innerText()).not.to.match(/UTC$/);
+    const timeline = await grey.locator('.timeline').innerText();
+    for (const s of [
+      'sent',
+      'delayed',
+      'attempt 1',
+      'MX host 127.0.0.1',
+      'TLS yes',
+      'SMTP reply: 451 4.7.1 greylisted',
+    ]) {
+      expect(timeline).to.contain(s);
+    }
+    // The HTML part: sandboxed, remote images off until asked.
+    const frame = page.frameLocator('iframe.message-frame');
+    await frame.getByRole('heading', { name: 'Hello' }).waitFor();
+    await waitFor('the refusal', async () => frameRefusals.some((m) => m.includes('https://cdn.example.net/x.png')));
+    const loaded = await frame
+      .locator('img')
+      .evaluate((img) => (img as unknown as { naturalWidth: number }).naturalWidth);
+    expect(loaded).to.equal(0);
+
+    await grey.getByRole('link', { name: 'Retry now' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Retry this recipient now?' }).waitFor();
+    await page.getByRole('button', { name: 'Retry now' }).click();
+    await page.waitForURL(`${api.url}/console/emails/${ids.grey}`);
+    await waitFor('the retried recipient to be delivered', async () => {
+      await page.reload();
+      return (await grey.locator('.recipient-head [data-state]').first().getAttribute('data-state')) === 'delivered';
+    });
+    expect(await grey.locator('.timeline').innerText()).to.match(/delivered[^]*attempt 2[^]*SMTP reply: 250/);
+    expect(sink.received.filter((r) => r.rcptTo.includes('grey@dest.test'))).to.have.length(1);
+    await context.close();
+  });
+
+  it('cancels a scheduled email and removes a suppression, each after a confirmation', async () => {
+    const context = await browser.context({ width: 390 });
+    const page = await signIn(context);
+    await page.goto(`${api.url}/console/emails/${ids.scheduled}`);
+    await page.getByRole('link', { name: 'Cancel email' }).click();
+    await page.getByRole('button', { name: 'Cancel email' }).click();
+    await page.waitForURL(`${api.url}/console/emails/${ids.scheduled}`);
+    expect(await page.locator('.lead [data-state]').getAttribute('data-state')).to.equal('canceled');
+    expect(await page.getByRole('link', { name: 'Cancel email' }).count()).to.equal(0);
+
+    // On a phone the menu is a <details>: open it, then follow the link.
+    await page.getByText('Menu', { exact: true }).click();
+    await page.getByRole('navigation', { name: 'Main menu' }).getByRole('link', { name: 'Suppressions' }).click();
+    const row = page.locator('tr', { hasText: 'blocked@dest.test' });
+    await row.getByRole('link', { name: 'Remove' }).click();
+    await page.getByRole('button', { name: 'Remove suppression' }).click();
+    await page.getByText('blocked@dest.test is no longer suppressed.').waitFor();
+    expect(await page.locator('tr', { hasText: 'blocked@dest.test' }).count()).to.equal(0);
+    await context.close();
+  });
+
+  it('refuses a CSV with a bad line, naming it, and imports nothing', async () => {
+    const context = await browser.context();
+    const page = await signIn(context);
+    await page.goto(`${api.url}/console/suppressions`);
+    await page.getByLabel('CSV file').setInputFiles({
+      name: 'list.csv',
+      mimeType: 'text/csv',
+      buffer: Buffer.from('email,reason\none@dest.test,manual\nnot an address,manual\ntwo@dest.test,\n'),
+    });
+    await page.getByRole('button', { name: 'Import CSV' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Import refused' }).waitFor();
+    expect(await page.locator('[data-import-errors] li').allInnerTexts()).to.deep.equal([
+      'line 3: "not an address" is not a valid address: it is not an email address (missing local part or @)',
+    ]);
+    await check(page, 'import-refused', 1280);
+    const n = await api.deps.sql`select 1 from suppressions where email in ('one@dest.test', 'two@dest.test')`;
+    expect(n).to.have.length(0);
+    await context.close();
+  });
+
+  it('passes axe at 1280 px and 390 px on every page, in light and dark, without sideways scrolling', async () => {
+    const pages: [string, string][] = [
+      ['overview', '/console'],
+      ['emails', '/console/emails'],
+      ['emails-filtered', '/console/emails?to=grey%40dest.test'],
+      ['emails-test', '/console/emails?mode=test'],
+      ['emails-empty', '/console/emails?to=nobody%40dest.test'],
+      ['email-detail', `/console/emails/${ids.grey}`],
+      ['email-detail-xss', `/console/emails/${ids.xss}`],
+      ['email-cancel', `/console/emails/${ids.scheduled}/cancel`],
+      ['suppressions', '/console/suppressions'],
+      ['keys', '/console/keys'],
+      ['metrics', '/console/metrics'],
+      ['domains', '/console/domains'],
+      ['webhooks', '/console/webhooks'],
+      ['users', '/console/users'],
+      ['account', '/console/account'],
+      ['not-found', '/console/nope'],
+    ];
+    for (const width of [1280, 390]) {
+      for (const dark of [false, true]) {
+        const context = await browser.context({ width, dark });
+        const page = await signIn(context);
+        for (const [name, path] of pages) {
+          await page.goto(`${api.url}${path}`);
+          await check(page, `${name}${dark ? '-dark' : ''}`, width);
+        }
+        await page.goto(`${api.url}/console/login`); // signed in: sent on
+        await context.close();
+      }
+      const out = await browser.context({ width });
+      const login = await out.newPage();
+      await login.goto(`${api.url}/console/login`);
+      await check(login, 'login', width);
+      await out.close();
+    }
+    expect(errors, 'script errors and CSP refusals').to.deep.equal([]);
+  });
+
+  it('works without JavaScript: sign in, filter, read an email (times in UTC)', async () => {
+    const context = await browser.context({ javaScript: false });
+    const page = await signIn(context);
+    await page.goto(`${api.url}/console/emails`);
+    await page.getByLabel('Recipient').fill('grey@dest.test');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await page.getByRole('link', { name: 'Greylisted hello' }).click();
+    const time = page.locator('.timeline time').first();
+    expect(await time.innerText()).to.match(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC$/);
+    await context.close();
+  });
+});

@@ -1,0 +1,199 @@
+// The console's management pages in a real browser (Debian's Chromium through playwright-core):
+// an admin replays a failed webhook delivery (a real delivery worker sends it again to a loopback
+// receiver), adds a domain and reads the records to publish, mints a key and sees its token once.
+// Each page passes axe-core (0 serious or critical violations) at 1280 px and 390 px, does not
+// scroll sideways, and is written as a screenshot under test-output/console/.
+import { expect } from 'chai';
+import type { BrowserContext, Page } from 'playwright-core';
+import { checkPage, launchBrowser, type TestBrowser } from '../helpers/browser.js';
+import type { Received } from '../helpers/receiver.js';
+import { startWebhookStack, type WebhookStack } from '../helpers/webhook-stack.js';
+import { waitFor } from '../helpers/wait.js';
+import { seedEmail } from '../helpers/webhook-seed.js';
+import { seedContent, type SeededContent } from '../helpers/console-seed.js';
+
+describe('console management in a browser', function () {
+  this.timeout(420_000);
+  let s: WebhookStack;
+  let browser: TestBrowser;
+  let failing = true;
+  let webhookId = '';
+  let failedId = '';
+  let content: SeededContent;
+  const errors: string[] = [];
+
+  before(async () => {
+    s = await startWebhookStack({
+      respond: (req: Received) =>
+        req.path === '/hooks' && failing
+          ? (res) => res.writeHead(503, { 'content-type': 'text/plain' }).end('maintenance window, back soon')
+          : 200,
+      delivery: { schedule: [] },
+    });
+    const hook = await s.createWebhook({ url: `${s.receiver.url}/hooks`, description: 'Order system' });
+    webhookId = hook.id;
+    const test = await s.api.request('POST', `/webhooks/${webhookId}/test`, {
+      token: s.org.key.token,
+      body: { type: 'email.delivered' },
+    });
+    expect(test.status).to.equal(202);
+    failedId = test.json.id as string;
+    await waitFor(
+      'the delivery to fail',
+      async () =>
+        (await s.api.deps.sql`select 1 from webhook_deliveries where id = ${failedId} and status = 'failed'`).length ===
+        1,
+    );
+    content = await seedContent(s.api, s.org);
+    browser = await launchBrowser();
+  });
+
+  after(async () => {
+    await browser?.close();
+    await s?.close();
+  });
+
+  function watch(context: BrowserContext): void {
+    context.on('page', (p) => {
+      p.on('pageerror', (e) => errors.push(e.message));
+      p.on('console', (m) => {
+        if (/Content Security Policy|Refused to/.test(m.text())) errors.push(m.text());
+      });
+    });
+  }
+
+  async function signIn(context: BrowserContext): Promise<Page> {
+    watch(context);
+    const page = await context.newPage();
+    await page.goto(`${s.api.url}/console/login`);
+    await page.getByLabel('Email').fill(s.org.user.email);
+    await page.getByLabel('Password').fill(s.org.user.password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL(`${s.api.url}/console`);
+    return page;
+  }
+
+  const check = checkPage;
+
+  const nav = (page: Page) => page.getByRole('navigation', { name: 'Main' });
+
+  it('replays a failed webhook delivery from its page', async () => {
+    const context = await browser.context();
+    const page = await signIn(context);
+    await nav(page).getByRole('link', { name: 'Webhooks' }).click();
+    await page.getByRole('link', { name: `${s.receiver.url}/hooks` }).click();
+    await page.getByRole('heading', { level: 1, name: 'Webhook endpoint' }).waitFor();
+    await page.getByLabel('Status').selectOption('failed');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    const rows = page.getByRole('region', { name: 'Deliveries' }).locator('tbody tr');
+    expect(await rows.count()).to.equal(1);
+    expect(await rows.first().locator('[data-state]').innerText()).to.equal('failed');
+    await check(page, 'webhook', 1280);
+    await rows.first().getByRole('link').click();
+    await page.getByRole('heading', { level: 1, name: 'Delivery of email.delivered' }).waitFor();
+    await page.getByText('Response body (first 1 KB)').click();
+    expect(await page.locator('[data-response]').innerText()).to.equal('maintenance window, back soon');
+    await check(page, 'webhook-delivery', 1280);
+
+    failing = false;
+    await page.getByRole('link', { name: 'Replay' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Replay this delivery?' }).waitFor();
+    await page.getByRole('button', { name: 'Replay delivery' }).click();
+    await page.getByText('Replay queued.').waitFor();
+    await waitFor('the replayed delivery to succeed', async () => {
+      await page.reload();
+      return (await page.locator('.lead [data-state]').getAttribute('data-state')) === 'delivered';
+    });
+    expect(await page.locator('[data-attempt="2"]').innerText()).to.contain('HTTP 200');
+    expect(s.receiver.received.filter((r) => r.path === '/hooks')).to.have.length(2);
+    await context.close();
+  });
+
+  it('adds a domain and shows the records to publish, with copy buttons', async () => {
+    const context = await browser.context({ width: 390 });
+    const page = await signIn(context);
+    await page.getByText('Menu', { exact: true }).click();
+    await page.getByRole('navigation', { name: 'Main menu' }).getByRole('link', { name: 'Domains' }).click();
+    await page.getByLabel('Domain name').fill('news.shop.test');
+    await page.getByRole('button', { name: 'Add domain' }).click();
+    await page.getByRole('heading', { level: 1, name: 'news.shop.test' }).waitFor();
+    const records = page.getByRole('region', { name: 'DNS records' });
+    expect(await records.locator('tbody tr').count()).to.be.greaterThan(3);
+    expect(await records.getByRole('button', { name: 'Copy value' }).first().isVisible()).to.equal(true);
+    expect(await records.locator('[data-record="DKIM"] td').nth(3).innerText()).to.contain('v=DKIM1');
+    await check(page, 'domain-added', 390);
+    await context.close();
+  });
+
+  it('mints a key and shows its token once', async () => {
+    const context = await browser.context();
+    const page = await signIn(context);
+    await nav(page).getByRole('link', { name: 'API keys' }).click();
+    await page.getByLabel('Name').fill('billing service');
+    await page.getByRole('button', { name: 'Mint key' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Key minted' }).waitFor();
+    const token = (await page.locator('[data-token]').innerText()).trim();
+    expect(token).to.match(/^tern_live_/);
+    await check(page, 'key-minted', 1280);
+    await page.getByRole('link', { name: 'Back to API keys' }).click();
+    expect(await page.locator('tr', { hasText: 'billing service' }).count()).to.equal(1);
+    expect(await page.content()).not.to.contain(token);
+    await context.close();
+  });
+
+  it("refreshes a running broadcast's progress by itself, and shows its end", async () => {
+    const sql = s.api.deps.sql;
+    await sql`update broadcasts set status = 'sending' where id = ${content.broadcastId}`;
+    const context = await browser.context();
+    const page = await signIn(context);
+    await page.goto(`${s.api.url}/console/broadcasts/${content.broadcastId}`);
+    const delivered = page.locator('[data-progress] div', { hasText: 'Delivered' }).locator('dd');
+    expect(await delivered.innerText()).to.equal('0');
+    const email = await seedEmail(sql, {
+      orgId: s.org.organization.id,
+      domainId: s.org.domains['acme.test']!.id,
+      to: ['live@dest.test'],
+    });
+    await sql`update email_recipients set status = 'delivered', delivered_at = now() where email_id = ${email.id}`;
+    await sql`insert into broadcast_recipients (broadcast_id, contact_id, email_id, outcome)
+      values (${content.broadcastId}, 'ct_live', ${email.id}, 'sent')`;
+    await waitFor('the progress to refresh', async () => (await delivered.innerText()) === '1', 20_000);
+    await sql`update broadcasts set status = 'sent', sent_at = now() where id = ${content.broadcastId}`;
+    await waitFor(
+      'the page to show the end',
+      async () =>
+        (await page
+          .locator('.lead [data-state]')
+          .getAttribute('data-state')
+          .catch(() => null)) === 'sent',
+      20_000,
+    );
+    await context.close();
+  });
+
+  it('passes axe on every management page at 1280 px and 390 px, light and dark', async () => {
+    const pages: [string, string][] = [
+      ['webhooks', '/console/webhooks'],
+      ['webhook-detail', `/console/webhooks/${webhookId}`],
+      ['webhook-rotate', `/console/webhooks/${webhookId}/rotate`],
+      ['webhook-delivery-page', `/console/webhooks/${webhookId}/deliveries/${failedId}`],
+      ['domains', '/console/domains'],
+      ['domain', `/console/domains/${s.org.domains['acme.test']!.id}`],
+      ['queues', '/console/queues'],
+      ...content.pages,
+    ];
+    for (const width of [1280, 390]) {
+      for (const dark of [false, true]) {
+        const context = await browser.context({ width, dark });
+        const page = await signIn(context);
+        for (const [name, path] of pages) {
+          const res = await page.goto(`${s.api.url}${path}`);
+          expect(res?.status(), path).to.be.below(400);
+          await check(page, `${name}${dark ? '-dark' : ''}`, width);
+        }
+        await context.close();
+      }
+    }
+    expect(errors, 'script errors and CSP refusals').to.deep.equal([]);
+  });
+});
