@@ -110,13 +110,29 @@ export class DeliveryQueue extends Queue<DeliveryJob> {
       (r.delay && r.delay > 0 ? g.later : g.now).push(i);
     });
     const client = this.redis;
-    const multi = client.pipeline();
     const list = [...groups.values()];
-    for (const g of list) {
-      if (g.now.length > 0) multi.hincrby(this.fairKey(g.stream), g.orgId, g.now.length);
-      else multi.hget(this.fairKey(g.stream), g.orgId);
+    let replies: [Error | null, unknown][];
+    if (list.length === 1) {
+      // The common case (one message, or a batch of one organization): one command, no pipeline.
+      const g = list[0]!;
+      const reply =
+        g.now.length > 0
+          ? client.hincrby(this.fairKey(g.stream), g.orgId, g.now.length)
+          : client.hget(this.fairKey(g.stream), g.orgId);
+      replies = [
+        await reply.then(
+          (v): [null, unknown] => [null, v],
+          (err: Error): [Error, null] => [err, null],
+        ),
+      ];
+    } else {
+      const multi = client.pipeline();
+      for (const g of list) {
+        if (g.now.length > 0) multi.hincrby(this.fairKey(g.stream), g.orgId, g.now.length);
+        else multi.hget(this.fairKey(g.stream), g.orgId);
+      }
+      replies = (await multi.exec()) ?? [];
     }
-    const replies = (await multi.exec()) ?? [];
     const ranks: number[] = new Array<number>(requests.length).fill(1);
     list.forEach((g, j) => {
       const [err, value] = replies[j] ?? [null, null];

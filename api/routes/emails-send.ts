@@ -1,6 +1,6 @@
 // Storing and enqueueing accepted messages (POST /emails, /emails/batch and the SMTP relay). One
-// statement stores every message of a request; the delivery jobs are added after it, in one
-// call. What the answer says is what happened:
+// statement stores every message of a request (small requests arriving together share one:
+// emails-coalesce.ts); the delivery jobs are added after it, in one call. What the answer says is what happened:
 // - stored: the answer is a success whatever follows. A job Redis refuses is added again in the
 //   background as soon as Redis answers, and the delivery sweeper adds any still missing (job id
 //   = email id, so a second add is a no-op);
@@ -9,7 +9,6 @@
 //   skips rows already stored) until Postgres answers, for up to STORE_CONFIRM_SECONDS; if it
 //   never does, 504 outcome_unknown naming the ids (shared/write-outcome.ts).
 // Stored messages count in tern_emails_accepted_total.
-import { insertEmails } from '../../shared/db/emails.js';
 import type { Sql } from '../../shared/db/pool.js';
 import { OutcomeUnknown } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
@@ -19,7 +18,8 @@ import type { DeliveryRequest } from '../../shared/delivery-queue.js';
 import type { Queues } from '../../shared/queues.js';
 import { defaultStream, STREAMS } from '../../shared/streams.js';
 import { retryTransient } from '../../shared/transient.js';
-import { OutcomeUnknownError, writeConfirmed } from '../../shared/write-outcome.js';
+import { OutcomeUnknownError } from '../../shared/write-outcome.js';
+import { InsertCoalescer } from './emails-coalesce.js';
 import type { PreparedEmail } from './emails-input.js';
 
 export interface StoreDeps {
@@ -27,7 +27,21 @@ export interface StoreDeps {
   queues: Queues;
   logger: Logger;
   prom: PromRecorder;
-  config: { storeConfirmSeconds: number };
+  config: { storeConfirmSeconds: number; databasePoolMax?: number };
+}
+
+/** One group-commit coalescer per pool (api/routes/emails-coalesce.ts). */
+const coalescers = new WeakMap<Sql, InsertCoalescer>();
+
+function coalescerOf(deps: StoreDeps): InsertCoalescer {
+  let c = coalescers.get(deps.sql);
+  if (!c) {
+    // Half the pool runs inserts; the other half answers every other query meanwhile.
+    const slots = Math.max(1, Math.floor((deps.config.databasePoolMax ?? 10) / 2));
+    c = new InsertCoalescer(deps.sql, slots, deps.config.storeConfirmSeconds * 1000);
+    coalescers.set(deps.sql, c);
+  }
+  return c;
 }
 
 /** How long a refused enqueue is tried again in the background before the sweeper is left to it. */
@@ -48,22 +62,17 @@ export async function storeAndEnqueue(deps: StoreDeps, source: AcceptSource, pre
   if (prepared.length === 0) return;
   const emailIds = prepared.map((p) => p.email.id);
   try {
-    await writeConfirmed(
-      () =>
-        insertEmails(
-          deps.sql,
-          prepared.map((p) => p.email),
-          prepared.flatMap((p) => p.recipients),
-          prepared.flatMap((p) => p.attachments),
-        ),
+    await coalescerOf(deps).insert(
       {
-        confirmMs: deps.config.storeConfirmSeconds * 1000,
-        onUncertain: (err) =>
-          deps.logger.warn(
-            { event: 'EMAIL_STORE_UNCERTAIN', err, emailIds },
-            'connection lost while storing; running the insert again to learn whether it was stored',
-          ),
+        emails: prepared.map((p) => p.email),
+        recipients: prepared.flatMap((p) => p.recipients),
+        attachments: prepared.flatMap((p) => p.attachments),
       },
+      (err) =>
+        deps.logger.warn(
+          { event: 'EMAIL_STORE_UNCERTAIN', err, emailIds },
+          'connection lost while storing; running the insert again to learn whether it was stored',
+        ),
     );
   } catch (err) {
     if (err instanceof OutcomeUnknownError) throw outcomeUnknown(emailIds);
