@@ -40,7 +40,8 @@ export async function recheckDueDomains(deps: WorkerDeps, opts: DomainRecheckOpt
   if (intervalSeconds <= 0) return counts;
   const pageSize = opts.pageSize ?? 20;
   const deadline = Date.now() + (opts.budgetMs ?? 45_000);
-  await scheduleDomainRechecks(deps.sql, intervalSeconds, 1000);
+  // A large install's first sweep after an upgrade schedules every domain, 1000 per statement.
+  while ((await scheduleDomainRechecks(deps.sql, intervalSeconds, 1000)) === 1000 && Date.now() < deadline);
   for (;;) {
     const page = await claimDueDomains(deps.sql, pageSize, RECHECK_LEASE_SECONDS);
     await eachLimited(page, opts.concurrency ?? 4, async (d) => {
