@@ -104,6 +104,11 @@ export interface Config {
   retentionBudgetSeconds: number;
   /** Pause between two purge batches, in milliseconds (RETENTION_PAUSE_MS, default 20). */
   retentionPauseMs: number;
+  /**
+   * Hours between two scheduled DNS re-checks of a verified or failed domain
+   * (DOMAIN_RECHECK_HOURS, default 6; 0 turns the re-checks off).
+   */
+  domainRecheckHours: number;
 }
 
 /**
@@ -168,6 +173,14 @@ function nonNegative(env: Env, name: string, fallback: number): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
   if (!/^\d+$/.test(raw)) throw new ConfigError(name, `must be an integer ≥ 0, got "${raw}"`);
+  return Number(raw);
+}
+
+/** A number ≥ 0, fractions allowed. */
+function nonNegativeNumber(env: Env, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+(\.\d+)?$/.test(raw)) throw new ConfigError(name, `must be a number ≥ 0, got "${raw}"`);
   return Number(raw);
 }
 
@@ -370,6 +383,7 @@ export function loadToolConfig(env: Env = process.env): ToolConfig {
     retentionBatchSize: positive(env, 'RETENTION_BATCH_SIZE', 500, true),
     retentionBudgetSeconds: positive(env, 'RETENTION_BUDGET_SECONDS', 10),
     retentionPauseMs: nonNegative(env, 'RETENTION_PAUSE_MS', 20),
+    domainRecheckHours: nonNegativeNumber(env, 'DOMAIN_RECHECK_HOURS', 6),
   };
 }
 
@@ -395,6 +409,7 @@ export const CONFIG_VARIABLES = [
   'DELIVERY_SWEEP_GRACE_SECONDS',
   'DELIVERY_SWEEP_SECONDS',
   'DNS_SERVERS',
+  'DOMAIN_RECHECK_HOURS',
   'HELO_NAME',
   'INBOUND_MAX_BYTES',
   'INBOUND_SECRET',

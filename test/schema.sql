@@ -328,6 +328,8 @@ CREATE TABLE public.domains (
     demo boolean DEFAULT false NOT NULL,
     inbound jsonb DEFAULT '{"routes": [], "enabled": false}'::jsonb NOT NULL,
     warmup boolean DEFAULT true NOT NULL,
+    next_check_at timestamp with time zone,
+    recheck_failures smallint DEFAULT 0 NOT NULL,
     CONSTRAINT domains_name_check CHECK ((name = lower(name))),
     CONSTRAINT domains_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'verified'::text, 'failed'::text])))
 );
@@ -968,6 +970,8 @@ CREATE INDEX contacts_properties_idx ON public.contacts USING gin (properties js
 CREATE INDEX dmarc_reports_domain_end_idx ON public.dmarc_reports USING btree (domain_id, end_at);
 
 CREATE UNIQUE INDEX dmarc_reports_key ON public.dmarc_reports USING btree (domain_id, reporter_name, report_id);
+
+CREATE INDEX domains_next_check_idx ON public.domains USING btree (next_check_at) WHERE (next_check_at IS NOT NULL);
 
 CREATE UNIQUE INDEX domains_org_name_key ON public.domains USING btree (org_id, name);
 

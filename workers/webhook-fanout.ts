@@ -15,6 +15,7 @@ import { QUEUE_NAMES, type EventJob } from '../shared/queues.js';
 import { buildEnvelope, serialise } from '../shared/webhooks/payload.js';
 import { enqueueDeliveries } from '../shared/webhooks/rules.js';
 import type { QueueConsumer, WorkerDeps } from './deps.js';
+import { startDomainRechecks } from './domain-recheck.js';
 import { Drainer } from './drainer.js';
 import { enqueueOrgEventMail, storeOrgEventMail } from './org-event-mail.js';
 
@@ -122,5 +123,10 @@ export function startWebhookFanout(deps: WorkerDeps, opts: FanoutOptions = {}): 
 
 export const webhookFanoutConsumer: QueueConsumer = {
   queue: QUEUE_NAMES.webhookFanout,
-  start: (deps) => startWebhookFanout(deps),
+  start: (deps) => {
+    const worker = startWebhookFanout(deps);
+    // The domains' DNS re-checks produce organization events: they run where those fan out.
+    worker.on('closing', startDomainRechecks(deps));
+    return worker;
+  },
 };

@@ -17,6 +17,10 @@ export interface DomainRow {
   track_clicks: boolean | null;
   verified_at: Date | null;
   last_checked_at: Date | null;
+  /** When the scheduled re-check is due; null: not scheduled (shared/db/domain-recheck.ts). */
+  next_check_at: Date | null;
+  /** Definite failures of a verified domain's re-checks not yet confirmed (0 or 1). */
+  recheck_failures: number;
   created_at: Date;
   /** The development launcher's demo domain (shared/domains/demo.ts). */
   demo: boolean;
@@ -141,6 +145,8 @@ export async function updateDomainInbound(
 /**
  * Stores the outcome of a DNS check. verified_at keeps the moment the domain first became
  * verified in its current verified streak and is cleared when a check no longer verifies it.
+ * The check replaces any scheduled re-check in progress (its result is then dropped) and puts the
+ * domain back on the re-check schedule at a random point of the interval.
  * Throws the unique violation of domains_verified_name_key when another org owns the name.
  */
 export async function saveDomainCheck(
@@ -150,7 +156,7 @@ export async function saveDomainCheck(
 ): Promise<DomainRow | null> {
   const [row] = await db<DomainRow[]>`
     update domains set status = ${check.status}, records = ${db.json(check.records as never)},
-      last_checked_at = now(),
+      last_checked_at = now(), next_check_at = null, recheck_failures = 0,
       verified_at = case when ${check.status} = 'verified' then coalesce(verified_at, now()) else null end
     where id = ${id} returning *`;
   return row ?? null;

@@ -6,12 +6,12 @@
 import type { Config } from '../config.js';
 import { isVerifiedElsewhere, saveDomainCheck, type DomainRow } from '../db/domains.js';
 import type { Db } from '../db/pool.js';
-import { fireOrgEvent } from '../org-events.js';
+import { fireOrgEvent, type OrgEvent } from '../org-events.js';
 import type { Queues } from '../queues.js';
 import { withPoolSpfOne } from './pool-spf.js';
 import type { DomainRecord } from './records.js';
 import { uniqueViolation } from './setup.js';
-import { takenOutcome, verifyRecords } from './verify.js';
+import { takenOutcome, verifyRecords, type VerifyOutcome } from './verify.js';
 
 const DNS_TIMEOUT_MS = 2000;
 
@@ -33,21 +33,41 @@ async function fireVerdictChange(
   before: DomainRow,
   after: DomainRow,
 ): Promise<void> {
+  const ev = verdictEvent(before, after);
+  if (ev) await fireOrgEvent({ sql: db, queues }, ev);
+}
+
+/**
+ * The organization event a check that changed the verdict fires: `domain.verified` when the
+ * domain became verified, `domain.failed` (with the failing records) when a verified one failed.
+ */
+export function verdictEvent(before: Pick<DomainRow, 'status'>, after: DomainRow): OrgEvent | null {
   const base = { domain_id: after.id, domain: after.name };
   if (after.status === 'verified' && before.status !== 'verified') {
-    await fireOrgEvent(
-      { sql: db, queues },
-      { orgId: after.org_id, type: 'domain.verified', data: base, domainId: after.id },
-    );
-  } else if (before.status === 'verified' && after.status === 'failed') {
+    return { orgId: after.org_id, type: 'domain.verified', data: base, domainId: after.id };
+  }
+  if (before.status === 'verified' && after.status === 'failed') {
     const failing = (after.records as DomainRecord[])
       .filter((r) => r.status === 'failed')
       .map((r) => ({ record: r.record, name: r.name, reason: r.reason ?? null }));
-    await fireOrgEvent(
-      { sql: db, queues },
-      { orgId: after.org_id, type: 'domain.failed', data: { ...base, records: failing }, domainId: after.id },
-    );
+    return { orgId: after.org_id, type: 'domain.failed', data: { ...base, records: failing }, domainId: after.id };
   }
+  return null;
+}
+
+/** Looks `records` up; a name another organization holds verified fails whatever DNS says. */
+export async function lookUpRecords(
+  db: Db,
+  config: Pick<Config, 'dnsServers' | 'mxHost'>,
+  d: Pick<DomainRow, 'name' | 'org_id'>,
+  records: DomainRecord[],
+): Promise<VerifyOutcome> {
+  if (await isVerifiedElsewhere(db, d.name, d.org_id)) return takenOutcome(records, d.name);
+  return await verifyRecords(records, {
+    dnsServers: config.dnsServers,
+    mxHost: config.mxHost,
+    timeoutMs: DNS_TIMEOUT_MS,
+  });
 }
 
 async function checkAndSave(
@@ -57,9 +77,7 @@ async function checkAndSave(
 ): Promise<DomainRow | null> {
   // The SPF record expected is the one shown: with the addresses of the pools that apply now.
   const records = (await withPoolSpfOne(db, d)).records as DomainRecord[];
-  let outcome = (await isVerifiedElsewhere(db, d.name, d.org_id))
-    ? takenOutcome(records, d.name)
-    : await verifyRecords(records, { dnsServers: config.dnsServers, mxHost: config.mxHost, timeoutMs: DNS_TIMEOUT_MS });
+  let outcome = await lookUpRecords(db, config, d, records);
   try {
     return await saveDomainCheck(db, d.id, outcome);
   } catch (err) {

@@ -26,6 +26,8 @@ export interface TestDns {
   remove(name: string): void;
   /** The server never answers this name (the resolver times out). */
   silence(name: string): void;
+  /** How many questions about this name (any type) the server received. */
+  asked(name: string): number;
   close(): Promise<void>;
 }
 
@@ -49,12 +51,14 @@ export async function startDns(): Promise<TestDns> {
   const a = new Map<string, string[]>();
   const ptr = new Map<string, string[]>();
   const silent = new Set<string>();
+  const questions = new Map<string, number>();
   const server = dns2.createServer({
     udp: true,
     tcp: true,
     handle: (request, send) => {
       const [q] = request.questions;
       const name = (q?.name ?? '').toLowerCase().replace(/\.$/, '');
+      questions.set(name, (questions.get(name) ?? 0) + 1);
       if (silent.has(name)) return;
       const response = Packet.createResponseFromRequest(request);
       if (!txt.has(name) && !mx.has(name) && !a.has(name) && !ptr.has(name)) {
@@ -111,6 +115,7 @@ export async function startDns(): Promise<TestDns> {
       for (const m of [txt, mx, a, ptr]) m.delete(name.toLowerCase());
     },
     silence: (name) => void silent.add(name.toLowerCase()),
+    asked: (name) => questions.get(name.toLowerCase()) ?? 0,
     close,
   };
 }

@@ -40,6 +40,7 @@ describe('config', () => {
       mxHost: 'localhost',
       secretKey: SECRET,
       trustProxy: false,
+      domainRecheckHours: 6,
     });
   });
 
@@ -63,6 +64,7 @@ describe('config', () => {
       SECRET_KEY: SECRET,
       MX_HOST: 'mx.example.com',
       TRUST_PROXY: 'true',
+      DOMAIN_RECHECK_HOURS: '0.5',
     });
     expect(c).to.deep.include({
       port: 8080,
@@ -75,7 +77,9 @@ describe('config', () => {
       bodyLimitBytes: 2048,
       mxHost: 'mx.example.com',
       trustProxy: true,
+      domainRecheckHours: 0.5,
     });
+    expect(loadConfig({ SECRET_KEY: SECRET, DOMAIN_RECHECK_HOURS: '0' }).domainRecheckHours).to.equal(0);
   });
 
   it('takes the MX host from BASE_URL and REDIS_PREFIX from BRAND by default', () => {
@@ -111,6 +115,8 @@ describe('config', () => {
     ['SECRET_KEY', 'short'],
     ['TRUST_PROXY', 'maybe'],
     ['MX_HOST', 'mx host'],
+    ['DOMAIN_RECHECK_HOURS', '-1'],
+    ['DOMAIN_RECHECK_HOURS', 'six'],
   ];
   for (const [name, value] of bad) {
     it(`refuses ${name}=${JSON.stringify(value)} naming the variable`, () => {
