@@ -172,6 +172,8 @@ export async function deliverLive(
           },
         },
         source,
+        // Transactional mail goes ahead of broadcast mail waiting for the same host's connections.
+        (email.stream ?? streamOf(email.source)) === 'transactional',
       );
     }),
   );

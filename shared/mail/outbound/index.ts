@@ -40,8 +40,17 @@ export class Outbound {
     return this.router.route(domain);
   }
 
-  /** Sends `messages` along `route`; from `source` when given, else from the host's default address. */
-  async deliver(route: Route, messages: OutboundMessage[], hooks: DeliverHooks, source?: Source | null): Promise<void> {
+  /**
+   * Sends `messages` along `route`; from `source` when given, else from the host's default address.
+   * `urgent` (transactional mail) is served first when the host's connections are all busy.
+   */
+  async deliver(
+    route: Route,
+    messages: OutboundMessage[],
+    hooks: DeliverHooks,
+    source?: Source | null,
+    urgent = false,
+  ): Promise<void> {
     if (route.failure) {
       for (const m of messages) await hooks.after(m, route.failure);
       return;
@@ -53,7 +62,7 @@ export class Outbound {
     let sendFailed = false;
     let sendError: unknown;
     try {
-      await this.sendToTargets(route, messages, hooks.before, after, source ?? null);
+      await this.sendToTargets(route, messages, hooks.before, after, source ?? null, urgent);
     } catch (err) {
       sendFailed = true;
       sendError = err;
@@ -69,6 +78,7 @@ export class Outbound {
     before: DeliverHooks['before'],
     after: (m: OutboundMessage, result: AttemptResult) => void,
     source: Source | null,
+    urgent: boolean,
   ): Promise<void> {
     let pending = [...messages];
     let lastError: unknown = new Error(`no host to deliver ${route.domain} to`);
@@ -84,7 +94,7 @@ export class Outbound {
       if (pending.length === 0) return;
       let pc: PooledConnection;
       try {
-        pc = await this.pool.acquire(target, source);
+        pc = await this.pool.acquire(target, source, urgent);
       } catch (err) {
         // Refused, unreachable, bad greeting: the next host by preference gets its chance.
         lastError = err;

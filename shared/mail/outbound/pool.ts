@@ -4,7 +4,9 @@
 // for the next message to the same host (reset with RSET first when their last transaction was
 // refused midway), then closed after IDLE_MS. A connection from a pool address is keyed by that
 // address and its EHLO name too: it is reused only for mail of the same source, and the cap
-// holds per host and source.
+// holds per host and source. Transactional mail waiting for a connection to a busy host is served
+// before broadcast mail waiting for the same host (`urgent`), so a password reset to Gmail waits
+// for one message's transaction, not behind every newsletter queued for Gmail's connections.
 import { isIP } from 'node:net';
 import SMTPConnection from 'nodemailer/lib/smtp-connection';
 import type { Source, Target } from './types.js';
@@ -22,6 +24,8 @@ export interface PooledConnection {
 interface HostState {
   open: number;
   idle: { pc: PooledConnection; timer: NodeJS.Timeout }[];
+  /** Waiting for a slot: urgent (transactional) ones are woken first, each class in order. */
+  urgent: (() => void)[];
   waiters: (() => void)[];
 }
 
@@ -57,6 +61,10 @@ export function settle<T>(
   });
 }
 
+function wakeOne(s: HostState): void {
+  (s.urgent.shift() ?? s.waiters.shift())?.();
+}
+
 export class ConnectionPool {
   private hosts = new Map<string, HostState>();
   private closing = false;
@@ -69,15 +77,19 @@ export class ConnectionPool {
 
   private state(key: string): HostState {
     let s = this.hosts.get(key);
-    if (!s) this.hosts.set(key, (s = { open: 0, idle: [], waiters: [] }));
+    if (!s) this.hosts.set(key, (s = { open: 0, idle: [], urgent: [], waiters: [] }));
     return s;
   }
 
-  /** A connected (and authenticated) connection to `target`; waits while the host is at its cap. */
-  async acquire(target: Target, source: Source | null = null): Promise<PooledConnection> {
+  /**
+   * A connected (and authenticated) connection to `target`; waits while the host is at its cap,
+   * ahead of every non-urgent waiter when `urgent`.
+   */
+  async acquire(target: Target, source: Source | null = null, urgent = false): Promise<PooledConnection> {
     const key = keyOf(target, source);
     const s = this.state(key);
     const deadline = Date.now() + this.acquireTimeoutMs;
+    let woken = false;
     for (;;) {
       const idle = s.idle.pop();
       if (idle) {
@@ -86,7 +98,9 @@ export class ConnectionPool {
         continue;
       }
       if (s.open < this.perHost) break;
-      await this.waitForSlot(s, key, deadline);
+      // Woken but the slot went to another: back to the front of its class, not the end.
+      await this.waitForSlot(s, key, deadline, urgent, woken);
+      woken = true;
     }
     s.open++;
     try {
@@ -101,7 +115,8 @@ export class ConnectionPool {
    * Waits for a released slot, at most until `deadline`: a slot that is never given back (a bug,
    * a hung server) then costs a deferral, not a delivery worker stuck for good.
    */
-  private waitForSlot(s: HostState, key: string, deadline: number): Promise<void> {
+  private waitForSlot(s: HostState, key: string, deadline: number, urgent: boolean, front: boolean): Promise<void> {
+    const line = urgent ? s.urgent : s.waiters;
     return new Promise<void>((resolve, reject) => {
       const waiter = (): void => {
         clearTimeout(timer);
@@ -109,7 +124,8 @@ export class ConnectionPool {
       };
       const timer = setTimeout(
         () => {
-          s.waiters = s.waiters.filter((w) => w !== waiter);
+          const at = line.indexOf(waiter);
+          if (at >= 0) line.splice(at, 1);
           const err = new Error(
             `no free connection to ${key.split(':').slice(0, 2).join(':')} within ${this.acquireTimeoutMs} ms`,
           );
@@ -117,7 +133,8 @@ export class ConnectionPool {
         },
         Math.max(0, deadline - Date.now()),
       );
-      s.waiters.push(waiter);
+      if (front) line.unshift(waiter);
+      else line.push(waiter);
     });
   }
 
@@ -184,12 +201,12 @@ export class ConnectionPool {
     }, IDLE_MS);
     timer.unref();
     s.idle.push({ pc, timer });
-    s.waiters.shift()?.();
+    wakeOne(s);
   }
 
   private forget(s: HostState): void {
     s.open--;
-    s.waiters.shift()?.();
+    wakeOne(s);
   }
 
   close(): void {
