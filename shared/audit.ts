@@ -3,6 +3,10 @@
 // out of a row's detail. Every non-GET route of tier FULL or ADMIN has an action here (a unit test
 // checks), so a new management route cannot be forgotten; a few SEND-tier routes that undo or
 // redo work (cancels, reschedules) are recorded too when a FULL or ADMIN key calls them.
+import { insertAuditEntry, type NewAuditEntry } from './db/audit.js';
+import type { Db } from './db/pool.js';
+import { newId } from './ids.js';
+import { isTransientError, retryTransient } from './transient.js';
 
 export interface AuditAction {
   action: string;
@@ -82,4 +86,27 @@ export function auditDetail(body: unknown, extra: Record<string, unknown> = {}):
     else if (Array.isArray(v) && v.every((x) => ['string', 'number', 'boolean'].includes(typeof x))) detail[k] = v;
   }
   return detail;
+}
+
+/** How long a change's audit row is tried again while Postgres is unreachable. */
+const AUDIT_RETRY_MS = 60_000;
+
+/**
+ * Writes the audit row of a change that was made. While Postgres is unreachable the write is
+ * tried again in the background (the same row id, so it is stored once) for up to a minute, and
+ * the caller is not held; `onFailed` is told when the row could not be written.
+ */
+export async function writeAuditEntry(db: Db, entry: NewAuditEntry, onFailed: (err: unknown) => void): Promise<void> {
+  const id = newId('aud');
+  try {
+    await insertAuditEntry(db, entry, id);
+  } catch (err) {
+    if (!isTransientError(err)) {
+      onFailed(err);
+      return;
+    }
+    void retryTransient(() => insertAuditEntry(db, entry, id), { maxMs: AUDIT_RETRY_MS, firstDelayMs: 500 }).catch(
+      onFailed,
+    );
+  }
 }

@@ -2,8 +2,7 @@
 // who did what to which record, from where. One function, so that the whole console records its
 // actions the same way: a row of the audit log (GET /audit-log, the Audit page) and a
 // `CONSOLE_ACTION` log line. The detail never holds a secret (shared/audit.ts `auditDetail`).
-import { auditDetail } from '../../shared/audit.js';
-import { insertAuditEntry } from '../../shared/db/audit.js';
+import { auditDetail, writeAuditEntry } from '../../shared/audit.js';
 import type { SessionRow } from '../../shared/db/users.js';
 import type { ApiContext } from '../types.js';
 
@@ -33,16 +32,17 @@ export async function audit(
     },
     `console action ${action}`,
   );
-  try {
-    await insertAuditEntry(ctx.deps.sql, {
+  const log = ctx.state.log;
+  await writeAuditEntry(
+    ctx.deps.sql,
+    {
       orgId: session.org_id,
       actor: { type: 'user', id: session.user_id },
       action,
       target,
       ip: ctx.ip || null,
       detail: { ...clean, via: 'console' },
-    });
-  } catch (err) {
-    ctx.state.log.error({ event: 'AUDIT_WRITE_FAILED', err, action }, 'audit row not written');
-  }
+    },
+    (err) => log.error({ event: 'AUDIT_WRITE_FAILED', err, action }, 'audit row not written'),
+  );
 }

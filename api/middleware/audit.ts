@@ -2,8 +2,7 @@
 // answers with success, one row names the key, the action, the target and the client address.
 // A handler may refine the row through ctx.state.audit (a pause is `organization.paused`, not
 // `organization.updated`). A failed write is logged (`AUDIT_WRITE_FAILED`): the change is made.
-import { AUDIT_ACTIONS, auditDetail } from '../../shared/audit.js';
-import { insertAuditEntry } from '../../shared/db/audit.js';
+import { AUDIT_ACTIONS, auditDetail, writeAuditEntry } from '../../shared/audit.js';
 import { routeId, type RouteRule } from '../../shared/permissions.js';
 import type { Middleware } from '../router.js';
 
@@ -29,20 +28,19 @@ export function auditTrail(rule: RouteRule): Middleware | null {
       idOf(ctx.body) ??
       (entry.target === 'organization' ? auth.org.id : null);
     if (!targetId) return;
-    try {
-      await insertAuditEntry(ctx.deps.sql, {
+    const action = over.action ?? entry.action;
+    const log = ctx.state.log;
+    await writeAuditEntry(
+      ctx.deps.sql,
+      {
         orgId: auth.org.id,
         actor: { type: 'key', id: auth.key.id },
-        action: over.action ?? entry.action,
+        action,
         target: { type: entry.target, id: targetId },
         ip: ctx.ip || null,
         detail: auditDetail(ctx.state.body, { mode: auth.key.mode, ...over.detail }),
-      });
-    } catch (err) {
-      ctx.state.log.error(
-        { event: 'AUDIT_WRITE_FAILED', err, action: over.action ?? entry.action },
-        'audit row not written',
-      );
-    }
+      },
+      (err) => log.error({ event: 'AUDIT_WRITE_FAILED', err, action }, 'audit row not written'),
+    );
   };
 }

@@ -25,13 +25,18 @@ export interface AuditRow {
   created_at: Date;
 }
 
-export async function insertAuditEntry(db: Db, e: NewAuditEntry): Promise<AuditRow> {
+/**
+ * Inserts one row. With `id`, running it again after an attempt whose outcome was lost stores
+ * the row once (the second run finds it and returns null).
+ */
+export async function insertAuditEntry(db: Db, e: NewAuditEntry, id = newId('aud')): Promise<AuditRow | null> {
   const [row] = await db<AuditRow[]>`
     insert into audit_log (id, org_id, actor_type, actor_id, action, target_type, target_id, ip, detail)
-    values (${newId('aud')}, ${e.orgId}, ${e.actor.type}, ${e.actor.id}, ${e.action}, ${e.target.type},
+    values (${id}, ${e.orgId}, ${e.actor.type}, ${e.actor.id}, ${e.action}, ${e.target.type},
       ${e.target.id}, ${e.ip}, ${db.json(e.detail as never)})
+    on conflict (id) do nothing
     returning *`;
-  return row!;
+  return row ?? null;
 }
 
 export interface AuditFilters {

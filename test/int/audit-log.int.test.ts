@@ -3,10 +3,13 @@
 // GET /audit-log pages and filters them like other lists; the console's Audit page shows them;
 // no row ever holds a token, signing secret or password.
 import { expect } from 'chai';
+import { writeAuditEntry } from '../../shared/audit.js';
+import type { Sql } from '../../shared/db/pool.js';
 import { newId } from '../../shared/ids.js';
 import { ConsoleClient } from '../helpers/console.js';
 import { seedOrg, type SeededOrg } from '../helpers/seed.js';
 import { expectError, startApi, type TestApi } from '../helpers/stack.js';
+import { waitFor } from '../helpers/wait.js';
 
 interface Entry {
   id: string;
@@ -175,5 +178,37 @@ describe('audit log', function () {
     expect(secrets.length).to.be.greaterThan(5);
     for (const s of secrets) expect(all, 'a secret in the audit log').not.to.contain(s);
     expect(all).not.to.match(/tern_(live|test)_|whsec_/);
+  });
+
+  it('a write that meets a Postgres outage is made once Postgres answers, once, without holding the caller', async () => {
+    const real = api.deps.sql;
+    let failures = 3;
+    const flaky = Object.assign(
+      (strings: TemplateStringsArray, ...args: unknown[]) =>
+        failures-- > 0
+          ? Promise.reject(Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }))
+          : (real as unknown as (s: TemplateStringsArray, ...a: unknown[]) => Promise<unknown>)(strings, ...args),
+      { json: real.json.bind(real) },
+    ) as unknown as Sql;
+    const target = newId('key');
+    const failed: unknown[] = [];
+    await writeAuditEntry(
+      flaky,
+      {
+        orgId: org.organization.id,
+        actor: { type: 'key', id: org.key.id },
+        action: 'key.revoked',
+        target: { type: 'key', id: target },
+        ip: '127.0.0.1',
+        detail: {},
+      },
+      (err) => failed.push(err),
+    );
+    const count = async () =>
+      (await real<{ n: number }[]>`select count(*)::int as n from audit_log where target_id = ${target}`)[0]!.n;
+    // The caller was answered after two tries; the next ones run in the background.
+    expect(failures).to.equal(1);
+    await waitFor('the audit row', async () => (await count()) === 1, 15_000);
+    expect(failed).to.deep.equal([]);
   });
 });
