@@ -11,6 +11,11 @@ export interface MicroBatchOptions<I> {
   maxInFlight?: number;
   /** Items with the same key never share a batch (e.g. two writes of one row in one statement). */
   keyOf?: (item: I) => string;
+  /**
+   * Whether a failed batch is run again item by item (default: always). False for a failure that
+   * concerns every item alike (an outage): each item then fails with the batch's error.
+   */
+  splitOn?: (err: unknown) => boolean;
 }
 
 interface Pending<I, O> {
@@ -85,7 +90,10 @@ export class MicroBatcher<I, O> {
       const out = await this.run(batch.map((p) => p.item));
       batch.forEach((p, i) => p.resolve(out[i]!));
     } catch (err) {
-      if (batch.length === 1) return batch[0]!.reject(err);
+      if (batch.length === 1 || !(this.opts.splitOn?.(err) ?? true)) {
+        for (const p of batch) p.reject(err);
+        return;
+      }
       // Each on its own: only the item at fault fails.
       await Promise.all(
         batch.map(async (p) => {

@@ -1,10 +1,11 @@
-// Group commit for small sends. Under load, POST /emails and the relay store one message per
-// request; each INSERT then pays Postgres's fixed costs (a transaction, its commit record and WAL
-// flush, the executor start, one network write each way) for one row. Requests that arrive
+// Group commit for small sends, on shared/micro-batch.ts. Under load, POST /emails and the relay
+// store one message per request; each INSERT then pays Postgres's fixed costs (a transaction, its
+// commit record and WAL flush, the executor start, one network write each way) for one row. Requests that arrive
 // while earlier inserts are still running wait for a slot and then share ONE insert (the insert
 // of shared/db/emails.ts already takes any number of messages), so a busy API writes ten
-// messages for the price of about three (docs/benchmarks.md, "send"). When the API is idle a request
-// takes a free slot at once: the only wait added is the rest of the current event-loop turn.
+// messages for the price of about three (docs/benchmarks.md, "send"). When the API is idle a
+// request takes a free slot at once: the only wait added is the rest of the current event-loop
+// turn.
 //
 // What each request is answered does not change:
 // - stored: every message of the shared insert is stored, or none is (one statement);
@@ -16,6 +17,7 @@
 import type { NewAttachment, NewEmail, NewRecipient } from '../../shared/db/emails.js';
 import { insertEmails } from '../../shared/db/emails.js';
 import type { Sql } from '../../shared/db/pool.js';
+import { MicroBatcher } from '../../shared/micro-batch.js';
 import { isTransientError } from '../../shared/transient.js';
 import { OutcomeUnknownError, writeConfirmed } from '../../shared/write-outcome.js';
 
@@ -29,32 +31,30 @@ interface Waiter {
   rows: InsertRows;
   /** Told when the insert's outcome is uncertain (the connection broke on the way). */
   onUncertain: (err: unknown) => void;
-  size: { emails: number; recipients: number; bytes: number };
-  resolve: () => void;
-  reject: (err: unknown) => void;
 }
 
-/** Most of one shared insert: far below shared/db/emails.ts's "large insert" thresholds. */
-const MAX_EMAILS = 100;
-const MAX_RECIPIENTS = 1000;
-const MAX_BYTES = 1024 * 1024;
+/**
+ * Most requests in one shared insert. With at most 50 recipients and 256 KiB each, a shared
+ * insert stays near shared/db/emails.ts's "large insert" thresholds (past them it simply gets
+ * its own transaction and longer timeout).
+ */
+const MAX_SHARED = 20;
 
 /** A request past these sizes is stored on its own (a batch request is already one insert). */
 const SHARED_EMAILS = 1;
 const SHARED_RECIPIENTS = 50;
 const SHARED_BYTES = 256 * 1024;
 
-function sizeOf(rows: InsertRows): Waiter['size'] {
+function shareable(rows: InsertRows): boolean {
+  if (rows.emails.length > SHARED_EMAILS || rows.recipients.length > SHARED_RECIPIENTS) return false;
   let bytes = 0;
   for (const e of rows.emails) bytes += (e.html?.length ?? 0) + (e.text?.length ?? 0) + (e.raw_mime?.length ?? 0);
   for (const a of rows.attachments) bytes += a.content.length;
-  return { emails: rows.emails.length, recipients: rows.recipients.length, bytes };
+  return bytes <= SHARED_BYTES;
 }
 
 export class InsertCoalescer {
-  private readonly waiting: Waiter[] = [];
-  private inFlight = 0;
-  private scheduled = false;
+  private readonly batcher: MicroBatcher<Waiter, void>;
 
   /**
    * `slots`: inserts running at once (part of the pool; the rest serves every other query).
@@ -62,88 +62,32 @@ export class InsertCoalescer {
    */
   constructor(
     private readonly sql: Sql,
-    private readonly slots: number,
+    slots: number,
     private readonly confirmMs: number,
-  ) {}
-
-  /** Stores the rows, alone or in a shared insert; settles as writeConfirmed would. */
-  async insert(rows: InsertRows, onUncertain: (err: unknown) => void): Promise<void> {
-    const size = sizeOf(rows);
-    const waiter = { rows, size, onUncertain };
-    if (size.emails > SHARED_EMAILS || size.recipients > SHARED_RECIPIENTS || size.bytes > SHARED_BYTES) {
-      await this.store([waiter]);
-      return;
-    }
-    await new Promise<void>((resolve, reject) => {
-      this.waiting.push({ ...waiter, resolve, reject });
-      this.kick();
-    });
-  }
-
-  private kick(): void {
-    if (this.scheduled || this.inFlight >= this.slots || this.waiting.length === 0) return;
-    this.scheduled = true;
-    // The rest of this event-loop turn: requests parsed in the same turn share the insert.
-    setImmediate(() => {
-      this.scheduled = false;
-      while (this.inFlight < this.slots && this.waiting.length > 0) this.start(this.take());
-    });
-  }
-
-  /** The next shared insert: waiters in arrival order, up to the limits (at least one). */
-  private take(): Waiter[] {
-    const batch: Waiter[] = [];
-    let emails = 0;
-    let recipients = 0;
-    let bytes = 0;
-    while (this.waiting.length > 0) {
-      const next = this.waiting[0]!;
-      const full =
-        emails + next.size.emails > MAX_EMAILS ||
-        recipients + next.size.recipients > MAX_RECIPIENTS ||
-        bytes + next.size.bytes > MAX_BYTES;
-      if (batch.length > 0 && full) break;
-      batch.push(this.waiting.shift()!);
-      emails += next.size.emails;
-      recipients += next.size.recipients;
-      bytes += next.size.bytes;
-    }
-    return batch;
-  }
-
-  private start(batch: Waiter[]): void {
-    this.inFlight++;
-    void this.settle(batch).finally(() => {
-      this.inFlight--;
-      this.kick();
-    });
-  }
-
-  private async settle(batch: Waiter[]): Promise<void> {
-    try {
-      await this.store(batch);
-      for (const w of batch) w.resolve();
-      return;
-    } catch (err) {
-      // Nothing of a refused statement was stored: store each request alone, so that only the
-      // one Postgres refuses is refused. Unknown outcomes and outages concern all alike.
-      const refused = !(err instanceof OutcomeUnknownError) && !isTransientError(err);
-      if (batch.length === 1 || !refused) {
-        for (const w of batch) w.reject(err);
-        return;
-      }
-    }
-    await Promise.all(
-      batch.map((w) =>
-        this.store([w]).then(
-          () => w.resolve(),
-          (e: unknown) => w.reject(e),
-        ),
-      ),
+  ) {
+    this.batcher = new MicroBatcher<Waiter, void>(
+      async (waiters) => {
+        await this.store(waiters);
+        return waiters.map(() => undefined);
+      },
+      {
+        maxItems: MAX_SHARED,
+        maxInFlight: slots,
+        // Nothing of a refused statement was stored: each request is stored alone, so that only
+        // the one Postgres refuses is refused. Unknown outcomes and outages concern all alike.
+        splitOn: (err) => !(err instanceof OutcomeUnknownError) && !isTransientError(err),
+      },
     );
   }
 
-  private async store(parts: Pick<Waiter, 'rows' | 'onUncertain'>[]): Promise<void> {
+  /** Stores the rows, alone or in a shared insert; settles as writeConfirmed would. */
+  async insert(rows: InsertRows, onUncertain: (err: unknown) => void): Promise<void> {
+    const waiter = { rows, onUncertain };
+    if (shareable(rows)) await this.batcher.add(waiter);
+    else await this.store([waiter]);
+  }
+
+  private async store(parts: Waiter[]): Promise<void> {
     const rows =
       parts.length === 1
         ? parts[0]!.rows

@@ -45,4 +45,19 @@ describe('MicroBatcher', () => {
     expect(results.map((r) => r.status)).to.deep.equal(['fulfilled', 'rejected', 'fulfilled']);
     expect((results[1] as PromiseRejectedResult).reason.message).to.equal('bad item');
   });
+
+  it('fails every item with the batch error, without splitting, when splitOn says the error concerns all', async () => {
+    let runs = 0;
+    const outage = new Error('Connection is closed.');
+    const b = new MicroBatcher<number, number>(
+      async () => {
+        runs++;
+        throw outage;
+      },
+      { splitOn: (err) => err !== outage },
+    );
+    const results = await Promise.allSettled([1, 2, 3].map((x) => b.add(x)));
+    expect(results.map((r) => (r.status === 'rejected' ? r.reason : null))).to.deep.equal([outage, outage, outage]);
+    expect(runs).to.equal(1);
+  });
 });
