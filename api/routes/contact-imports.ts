@@ -159,6 +159,9 @@ const create: Handlers[string] = async (ctx) => {
     await deleteImport(sql, id).catch(() => undefined);
     throw err;
   }
+  // The answer shows the import as queued: read before the job exists, which a worker could
+  // otherwise have started (or, for a small file, finished) by the time it is read.
+  const row = (await getImport(sql, auth.org.id, id))!;
   try {
     await enqueueContactBulk(queues, 'import', id);
   } catch (err) {
@@ -166,7 +169,7 @@ const create: Handlers[string] = async (ctx) => {
     ctx.state.log.warn({ event: 'CONTACT_IMPORT_ENQUEUE_FAILED', importId: id, err }, 'import left to the sweeper');
   }
   ctx.status = 202;
-  ctx.body = renderImport(config.baseUrl, (await getImport(sql, auth.org.id, id))!);
+  ctx.body = renderImport(config.baseUrl, row);
 };
 
 async function importOr404(ctx: ApiContext & { state: { auth: { org: { id: string } } } }) {
