@@ -31,6 +31,23 @@ export interface TestDns {
   close(): Promise<void>;
 }
 
+/** A DNS record of a domain as the API lists it (POST /domains, GET /domains/{id}). */
+export interface ApiRecord {
+  record: string;
+  name: string;
+  type: 'TXT' | 'MX';
+  value: string;
+  priority?: number;
+}
+
+/** Publishes in the test zone the records the API asks a domain to publish. */
+export function publishRecords(dns: TestDns, records: ApiRecord[]): void {
+  for (const r of records) {
+    if (r.type === 'TXT') dns.txt(r.name, [r.value]);
+    else dns.mx(r.name, [{ exchange: r.value, priority: r.priority! }]);
+  }
+}
+
 function chunks(value: string): string[] {
   const out: string[] = [];
   for (let i = 0; i < value.length; i += 255) out.push(value.slice(i, i + 255));

@@ -12,7 +12,7 @@ import type { WorkerDeps } from '../../workers/deps.js';
 import { recheckDueDomains, startDomainRechecks } from '../../workers/domain-recheck.js';
 import { startWebhookDelivery } from '../../workers/webhook-delivery.js';
 import { startWebhookFanout } from '../../workers/webhook-fanout.js';
-import { startDns, type TestDns } from '../helpers/dns.js';
+import { publishRecords, startDns, type ApiRecord, type TestDns } from '../helpers/dns.js';
 import { startReceiver, type Received, type Receiver } from '../helpers/receiver.js';
 import { seedOrg, type SeededOrg } from '../helpers/seed.js';
 import { startApi, type TestApi } from '../helpers/stack.js';
@@ -20,14 +20,6 @@ import { waitFor } from '../helpers/wait.js';
 import { workerDepsFor } from '../helpers/workers.js';
 
 const MX_HOST = 'mx.tern.test';
-
-interface ApiRecord {
-  record: string;
-  name: string;
-  type: 'TXT' | 'MX';
-  value: string;
-  priority?: number;
-}
 
 interface Row {
   status: string;
@@ -76,10 +68,7 @@ describe('domains: scheduled DNS re-checks (issue 16)', function () {
     const created = await api.request('POST', '/domains', { token: org.key.token, body: { name } });
     expect(created.status, created.text).to.equal(201);
     const records = created.json.records as ApiRecord[];
-    for (const r of records) {
-      if (r.type === 'TXT') dns.txt(r.name, [r.value]);
-      else dns.mx(r.name, [{ exchange: r.value, priority: r.priority! }]);
-    }
+    publishRecords(dns, records);
     const ok = await api.request('POST', `/domains/${created.json.id}/verify`, { token: org.key.token });
     expect(ok.json.status, ok.text).to.equal('verified');
     return { id: created.json.id, records };

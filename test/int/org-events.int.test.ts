@@ -12,7 +12,7 @@ import { verify } from '../../shared/webhooks/signing.js';
 import type { WorkerDeps } from '../../workers/deps.js';
 import { startWebhookDelivery } from '../../workers/webhook-delivery.js';
 import { startWebhookFanout } from '../../workers/webhook-fanout.js';
-import { startDns, type TestDns } from '../helpers/dns.js';
+import { publishRecords, startDns, type ApiRecord, type TestDns } from '../helpers/dns.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
 import { seedOrg, type SeededOrg } from '../helpers/seed.js';
 import { startApi, type TestApi } from '../helpers/stack.js';
@@ -27,14 +27,6 @@ const ORG_TYPES = [
   'domain.failed',
   'domain.verified',
 ];
-
-interface ApiRecord {
-  record: string;
-  name: string;
-  type: 'TXT' | 'MX';
-  value: string;
-  priority?: number;
-}
 
 describe('organization events: webhooks and admin emails (issue 16)', function () {
   this.timeout(60_000);
@@ -140,10 +132,7 @@ describe('organization events: webhooks and admin emails (issue 16)', function (
     const created = await api.request('POST', '/domains', { token: org.key.token, body: { name: 'dns-flip.test' } });
     expect(created.status, created.text).to.equal(201);
     const records = created.json.records as ApiRecord[];
-    for (const r of records) {
-      if (r.type === 'TXT') dns.txt(r.name, [r.value]);
-      else dns.mx(r.name, [{ exchange: r.value, priority: r.priority! }]);
-    }
+    publishRecords(dns, records);
     const ok = await api.request('POST', `/domains/${created.json.id}/verify`, { token: org.key.token });
     expect(ok.json.status, ok.text).to.equal('verified');
     const verified = await nextEvent('domain.verified');
