@@ -39,24 +39,34 @@ export async function startRedisCluster(masters = 3): Promise<RedisCluster> {
     await rm(dir, { recursive: true, force: true });
   });
   try {
-    for (let i = 0; i < masters; i++) {
-      // The bus port is named: the default (port + 10000) may be past 65535 for an ephemeral port.
-      const [port, bus] = [await freePort(), await freePort()];
-      const child = spawn(
-        'redis-server',
-        // prettier-ignore
-        ['--port', String(port), '--cluster-port', String(bus), '--bind', '127.0.0.1',
-          '--cluster-enabled', 'yes', '--cluster-config-file', join(dir, `nodes-${port}.conf`),
-          '--cluster-node-timeout', '5000', '--dir', dir, '--save', '', '--appendonly', 'no',
-          '--maxmemory-policy', 'noeviction'],
-        { stdio: ['ignore', 'pipe', 'pipe'] },
-      );
-      child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
-      child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
-      children.push(child);
-      ports.push(port);
-    }
-    for (const port of ports) await waitFor(`redis-server on ${port}`, () => accepts(port), 15_000);
+    // A port free a moment ago may be taken before redis-server binds it (other tests open
+    // connections from the same ephemeral range): a node that exits is started again on new ports.
+    const startNode = async (): Promise<number> => {
+      for (let attempt = 1; ; attempt++) {
+        // The bus port is named: the default (port + 10000) may be past 65535 for an ephemeral port.
+        const [port, bus] = [await freePort(), await freePort()];
+        const child = spawn(
+          'redis-server',
+          // prettier-ignore
+          ['--port', String(port), '--cluster-port', String(bus), '--bind', '127.0.0.1',
+            '--cluster-enabled', 'yes', '--cluster-config-file', join(dir, `nodes-${port}.conf`),
+            '--cluster-node-timeout', '5000', '--dir', dir, '--save', '', '--appendonly', 'no',
+            '--maxmemory-policy', 'noeviction'],
+          { stdio: ['ignore', 'pipe', 'pipe'] },
+        );
+        child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
+        child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+        children.push(child);
+        await waitFor(
+          `redis-server on ${port}`,
+          async () => child.exitCode !== null || child.signalCode !== null || (await accepts(port)),
+          15_000,
+        );
+        if (child.exitCode === null && child.signalCode === null) return port;
+        if (attempt >= 5) throw new Error(`redis-server could not start on a free port (${attempt} tries)`);
+      }
+    };
+    for (let i = 0; i < masters; i++) ports.push(await startNode());
     const nodes = ports.map((p) => `127.0.0.1:${p}`);
     await run('redis-cli', ['--cluster', 'create', ...nodes, '--cluster-replicas', '0', '--cluster-yes']);
     await waitFor(

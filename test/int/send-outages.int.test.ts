@@ -160,10 +160,14 @@ describe('POST /emails through outages of its own Postgres and Redis', function 
       JSON.stringify(during),
     ).to.equal(true);
     expect(byStatus['200'] ?? 0).to.be.above(20);
-    // The sends the stop cut were settled once Postgres was back, not answered 503.
+    // The sends the stop cut were settled once Postgres was back, not answered 503. Whether one
+    // was inside its INSERT at the instant of the stop is chance (concurrent sends share one short
+    // statement); send-outcomes.int.test.ts cuts a statement on purpose, through a proxy.
     const spanning = answers.filter((a) => a.startedAt < down && a.endedAt > stillDown);
-    expect(spanning.length, JSON.stringify(byStatus)).to.be.above(0);
-    expect(spanning.every((a) => a.status === 200)).to.equal(true);
+    expect(
+      spanning.filter((a) => a.status !== 200),
+      JSON.stringify(byStatus),
+    ).to.deep.equal([]);
   });
 
   it('Redis killed and restarted mid-load: an error ⇒ not stored; 200 ⇒ stored and delivered once', async () => {
