@@ -1,6 +1,7 @@
 // Storing and enqueueing accepted messages (POST /emails, /emails/batch and the SMTP relay). One
 // statement stores every message of a request (small requests arriving together share one:
-// emails-coalesce.ts); the delivery jobs are added after it, in one call. What the answer says is what happened:
+// emails-coalesce.ts); the delivery jobs are added after it, in one call. What the answer says
+// is what happened:
 // - stored: the answer is a success whatever follows. A job Redis refuses is added again in the
 //   background as soon as Redis answers, and the delivery sweeper adds any still missing (job id
 //   = email id, so a second add is a no-op);
