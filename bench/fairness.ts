@@ -2,25 +2,25 @@
 // POST /emails; its latency is the time from the POST to the receiving server's 250. Each pair is
 // an idle slice (B alone) and a loaded slice, in which organization A starts a 20,000-message
 // broadcast and B sends while it drains. A's broadcast is stored and queued the way the broadcast
-// worker does it (the messages inserted 1,000 a statement, their jobs added on the broadcast
-// stream with shared/delivery-queue.ts), from this process, so that B's POSTs meet A's mail in
-// the delivery queue and the worker, where the fairness rules act. Both deliver, DKIM-signed, through a real worker process (smarthost mode) to a sink in
-// this process that notes each 250. After a loaded slice A's undelivered remainder is removed
-// (queue drained, messages canceled) so that the next pair starts idle. Target: under the
-// broadcast, B's p99 < 2 s and ≤ 3 × its idle p99. BENCH_FAIRNESS_BACKLOG sets A's size.
+// worker does it (the messages inserted 1,000 a statement, their jobs added to the broadcast
+// stream's queue with shared/delivery-queue.ts) by a producer process, so that B's POSTs meet A's
+// mail in the worker, where the fairness rules act. Both deliver, DKIM-signed, through a real
+// worker process (smarthost mode) to a sink process that prints the time of each 250. The sink
+// and the producer run apart from this process, which only sends B's messages and reads the
+// clock: the measuring client never shares an event loop with the load. After a loaded slice A's
+// undelivered remainder is removed (queue drained, messages canceled) so that the next pair starts
+// idle. Target: under the broadcast, B's p99 < 2 s and ≤ 3 × its idle p99.
+// BENCH_FAIRNESS_BACKLOG sets A's size.
 import { generateKeyPairSync } from 'node:crypto';
-import type { AddressInfo } from 'node:net';
-import { SMTPServer } from 'smtp-server';
 import { createOrganization } from '../shared/bootstrap.js';
 import { insertDomain } from '../shared/db/domains.js';
 import { mintKey } from '../shared/db/keys.js';
 import { setOrgRateLimit } from '../shared/db/orgs.js';
-import { newId } from '../shared/ids.js';
 import { createQueues } from '../shared/queues.js';
 import { closeRedis, createRedis } from '../shared/redis.js';
 import { redisKeys } from '../shared/redis-keys.js';
 import { median, type MeasureOptions } from './lib/measure.js';
-import { startServer, startWorker } from './lib/processes.js';
+import { freePort, startLineChild, startServer, startWorker, type LineChild } from './lib/processes.js';
 import { cpuTimes, percentile } from './lib/runs.js';
 import { createBenchStack, type BenchStack } from './lib/stack.js';
 
@@ -56,28 +56,19 @@ async function sender(stack: BenchStack, name: string, privateKey: string): Prom
   return { orgId, domainId: dom.id, token, from: `${name} <hello@${domain}>`, email: `hello@${domain}` };
 }
 
-/** The receiving server: the time of each 250, by recipient. */
-async function startSink(): Promise<{ port: number; answered: Map<string, number>; close(): Promise<void> }> {
+/** Wall-clock milliseconds with sub-millisecond precision, comparable across processes. */
+const now = () => performance.timeOrigin + performance.now();
+
+/** The receiving server (bench/servers/fairness-sink.ts): the time of each 250, by recipient. */
+async function startSink(): Promise<{ port: number; answered: Map<string, number>; child: LineChild }> {
+  const port = await freePort();
+  const child = await startLineChild('bench/servers/fairness-sink', { PORT: String(port) });
   const answered = new Map<string, number>();
-  const server = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ['AUTH', 'STARTTLS'],
-    logger: false,
-    onData(stream, session, cb) {
-      stream.resume();
-      stream.on('end', () => {
-        const now = performance.now();
-        for (const r of session.envelope.rcptTo) answered.set(r.address.toLowerCase(), now);
-        cb(null, 'Ok: queued');
-      });
-    },
+  child.onLine((line) => {
+    const [code, address, at] = line.split(' ');
+    if (code === '250' && address && at) answered.set(address, Number(at));
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    port: (server.server.address() as AddressInfo).port,
-    answered,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
+  return { port, answered, child };
 }
 
 export async function run(measure: MeasureOptions): Promise<void> {
@@ -85,6 +76,7 @@ export async function run(measure: MeasureOptions): Promise<void> {
   const seconds = Math.max(10, measure.sliceSeconds * 3);
   const stack = await createBenchStack();
   const sink = await startSink();
+  const children: { stop(): Promise<void> }[] = [sink.child];
   const bull = createRedis(stack.redisUrl, 'bullmq', 'bench');
   const queues = createQueues(bull, redisKeys(stack.redisPrefix).bullPrefix);
   const { privateKey } = generateKeyPairSync('rsa', {
@@ -98,15 +90,28 @@ export async function run(measure: MeasureOptions): Promise<void> {
     REDIS_PREFIX: stack.redisPrefix,
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
   };
-  const children: { stop(): Promise<void> }[] = [];
   try {
     const a = await sender(stack, 'bulk', privateKey);
     const b = await sender(stack, 'app', privateKey);
+    const producer = await startLineChild('bench/servers/fairness-producer', {
+      ...env,
+      A_ORG: a.orgId,
+      A_DOMAIN: a.domainId,
+      A_FROM: a.from,
+      A_EMAIL: a.email,
+      BENCH_FAIRNESS_BACKLOG: String(backlog),
+    });
+    children.push(producer);
+    const stored = new Map<string, (ms: number) => void>();
+    producer.onLine((line) => {
+      const [word, tag, ms] = line.split(' ');
+      if (word === 'stored' && tag) stored.get(tag)?.(Number(ms));
+    });
     const api = await startServer('api/http', env);
     children.push(api);
     const worker = await startWorker('bench/servers/worker', {
       ...env,
-      WORKER_QUEUES: 'delivery',
+      WORKER_QUEUES: 'delivery,delivery-broadcast',
       SMTP_SMARTHOST: `smtp://127.0.0.1:${sink.port}`,
     });
     children.push(worker);
@@ -129,11 +134,11 @@ export async function run(measure: MeasureOptions): Promise<void> {
       const n = Math.round((seconds * 1000) / TICK_MS);
       for (let i = 0; i < n; i++) {
         const rcpt = `b-${tag}-${i}@dest.test`;
-        const t0 = performance.now();
+        const t0 = now();
         sent.push([rcpt, t0]);
         posts.push(
           post(b, '/emails', { from: b.from, to: rcpt, subject: 'Your code', text: '123456' }).then(() => {
-            answers.push(performance.now() - t0);
+            answers.push(now() - t0);
           }),
         );
         await new Promise((r) => setTimeout(r, TICK_MS));
@@ -147,31 +152,16 @@ export async function run(measure: MeasureOptions): Promise<void> {
       return sent.map(([r, t0]) => sink.answered.get(r)! - t0);
     };
 
-    /** A's broadcast, stored and queued as the broadcast worker does: 1,000 messages at a time. */
-    const broadcast = async (tag: string): Promise<void> => {
-      for (let k = 0; k < backlog; k += 1000) {
-        const n = Math.min(1000, backlog - k);
-        const ids = Array.from({ length: n }, () => newId('em'));
-        const rcpts = ids.map((_, i) => `a-${tag}-${k + i}@dest.test`);
-        await stack.sql`
-          insert into emails (id, org_id, domain_id, mode, source, stream, from_address, from_email, to_addresses,
-                              subject, html, text, message_id, status)
-          select id, ${a.orgId}, ${a.domainId}, 'live', 'broadcast', 'broadcast', ${a.from}, ${a.email}, array[r],
-                 'Our news', '<p>News of the month</p>', 'News of the month', id || '@bulk.test', 'queued'
-          from unnest(${ids}::text[], ${rcpts}::text[]) as t(id, r)`;
-        await stack.sql`
-          insert into email_recipients (id, email_id, org_id, field, address, email, domain)
-          select ${'rcp_'} || substr(id, 4), id, ${a.orgId}, 'to', r, r, 'dest.test'
-          from unnest(${ids}::text[], ${rcpts}::text[]) as t(id, r)`;
-        await queues.delivery.enqueue(
-          ids.map((emailId) => ({ emailId, orgId: a.orgId, stream: 'broadcast' as const, jobId: emailId })),
-        );
-      }
-    };
+    /** A's broadcast, stored and queued by the producer process; resolves with the time it took. */
+    const broadcast = (tag: string): Promise<number> =>
+      new Promise((resolve) => {
+        stored.set(tag, resolve);
+        producer.send(`store ${tag}`);
+      });
 
     /** Removes what is left of A's broadcast, so that the next slice starts idle. */
     const clearBacklog = async (): Promise<number> => {
-      await queues.delivery.drain(true);
+      await queues['delivery-broadcast'].drain(true);
       const rows = await stack.sql`
         update emails set status = 'canceled', updated_at = now()
         where org_id = ${a.orgId} and status in ('queued', 'scheduled') returning id`;
@@ -204,7 +194,7 @@ export async function run(measure: MeasureOptions): Promise<void> {
       const queued = broadcast(`p${p}`);
       const loaded = await ticker(`load${p}`);
       const loadedAnswers = [...answers];
-      await queued;
+      const storedMs = await queued;
       const c1 = cpuTimes();
       const aDelivered = sink.answered.size - before - loaded.length;
       const left = await clearBacklog();
@@ -213,7 +203,7 @@ export async function run(measure: MeasureOptions): Promise<void> {
       const ratio = percentile(loaded, 99) / percentile(idle, 99);
       console.log(`  pair ${p}  idle    ${fmt(idle)}   (POST answered: ${fmt(idleAnswers)})`);
       console.log(
-        `          loaded  ${fmt(loaded)}   (POST answered: ${fmt(loadedAnswers)})   p99 ratio ${ratio.toFixed(2)}   A delivered meanwhile ${aDelivered} (${left} left, removed)   machine busy ${(busy * 100).toFixed(0)}%`,
+        `          loaded  ${fmt(loaded)}   (POST answered: ${fmt(loadedAnswers)})   p99 ratio ${ratio.toFixed(2)}   A stored in ${(storedMs / 1000).toFixed(1)} s, delivered meanwhile ${aDelivered} (${left} left, removed)   machine busy ${(busy * 100).toFixed(0)}%`,
       );
     }
     const idleP99 = median(pairs.map((x) => percentile(x.idle, 99)));
@@ -230,7 +220,6 @@ export async function run(measure: MeasureOptions): Promise<void> {
     for (const c of children.reverse()) await c.stop();
     await queues.close();
     await closeRedis(bull);
-    await sink.close();
     await stack.drop();
   }
 }

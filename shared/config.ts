@@ -49,11 +49,11 @@ export interface Config {
   deliveryPauseRecheckSeconds: number;
   /** Most simultaneous outbound connections to one MX host or smarthost, per worker process. */
   outboundConnectionsPerHost: number;
-  /** Delivery jobs one worker process runs at once. */
+  /** Delivery jobs one worker process runs at once, per stream. */
   deliveryConcurrency: number;
   /**
-   * Largest share (0–1) of a worker's delivery slots broadcast mail may hold while transactional
-   * mail waits (BROADCAST_MAX_SHARE, default 0.5; workers/delivery/stream-gate.ts).
+   * Share (0–1) of DELIVERY_CONCURRENCY broadcast deliveries may hold in a worker process while it
+   * delivers transactional mail (BROADCAST_MAX_SHARE, default 0.5; workers/delivery/broadcast-share.ts).
    */
   broadcastMaxShare: number;
   /** Seconds between runs of the delivery sweeper (DELIVERY_SWEEP_SECONDS, default 15). */

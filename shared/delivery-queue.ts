@@ -1,16 +1,15 @@
-// The delivery queue (DESIGN §14, docs/delivery.md "Streams, priority and fairness"): one BullMQ
-// queue whose job priorities encode both rules of delivery order.
+// The delivery queues (DESIGN §14, docs/delivery.md "Streams, priority and fairness"): one BullMQ
+// queue per stream, `delivery` for transactional mail and `delivery-broadcast` for broadcast
+// mail, each consumed by a worker of its own in every worker process, so a transactional message
+// never waits for a slot, a batch or a backlog of broadcast mail.
 //
-// - Streams: transactional jobs take priorities 1 … BAND-1, broadcast jobs BAND … PRIORITY_LIMIT.
-//   BullMQ hands out the lowest priority first, so a waiting transactional message is always
-//   taken before any waiting broadcast message.
-// - Organizations within a stream: a job's priority within its band is k, the number of jobs its
-//   organization has waiting in that stream when it is added (a per-stream Redis hash of org →
-//   waiting count; a worker decrements it when it takes the job). An organization with 100,000
-//   waiting messages holds priorities 1 … 100,000; another organization's single message gets 1
-//   and is taken after at most the one job of priority 1 ahead of it. Two busy organizations
-//   interleave (equal priorities are first in, first out). This is fair queueing by waiting count,
-//   built from open-source BullMQ features only (priorities), with no dispatcher process.
+// Within a queue, organizations share the stream fairly through job priorities: a job's priority
+// is k, the number of jobs its organization has waiting in that stream when it is added (a Redis
+// hash of org → waiting count; a worker decrements it when it takes the job). An organization
+// with 100,000 waiting messages holds priorities 1 … 100,000; another organization's single
+// message gets 1 and is taken after at most the one job of priority 1 ahead of it. Two busy
+// organizations interleave (equal priorities are first in, first out). This is fair queueing by
+// waiting count, built from open-source BullMQ features only (priorities), with no dispatcher.
 //
 // Delayed jobs (scheduled sends, retries) are not counted while they wait for their time: they
 // take the organization's current count plus their place in the request, so a scheduled batch
@@ -20,12 +19,10 @@
 import { Queue, type JobsOptions, type QueueOptions } from 'bullmq';
 import type { Redis } from './redis.js';
 import { deliveryFairKey } from './redis-keys.js';
-import { STREAMS, type Stream } from './streams.js';
+import type { Stream } from './streams.js';
 
 /** BullMQ's highest priority number (bullmq/classes/job.ts PRIORITY_LIMIT). */
 const PRIORITY_LIMIT = 2 ** 21 - 1;
-/** The first broadcast priority; transactional jobs take 1 … BAND - 1. */
-export const BROADCAST_BAND = 2 ** 20;
 
 export interface DeliveryJob {
   emailId: string;
@@ -50,12 +47,9 @@ export interface DeliveryRequest {
   recipientIds?: string[];
 }
 
-/** The BullMQ priority of the k-th waiting job (k ≥ 1) of an organization in a stream. */
-export function priorityOf(stream: Stream, k: number): number {
-  const rank = Math.max(1, Math.floor(k));
-  return stream === 'transactional'
-    ? Math.min(rank, BROADCAST_BAND - 1)
-    : Math.min(BROADCAST_BAND - 1 + rank, PRIORITY_LIMIT);
+/** The BullMQ priority of the k-th waiting job (k ≥ 1) of an organization in a stream's queue. */
+export function priorityOf(k: number): number {
+  return Math.min(Math.max(1, Math.floor(k)), PRIORITY_LIMIT);
 }
 
 /** Takes one off an organization's waiting count; a count that reaches 0 (or below) is removed. */
@@ -64,22 +58,33 @@ local v = redis.call('HINCRBY', KEYS[1], ARGV[1], -1)
 if v <= 0 then redis.call('HDEL', KEYS[1], ARGV[1]) end
 return v`;
 
+/** The queue of one stream. */
 export class DeliveryQueue extends Queue<DeliveryJob> {
   /** The queue's own connection (BullMQ uses the client it is given), for the counters. */
   private readonly redis: Redis;
 
-  constructor(name: string, opts: QueueOptions & { connection: Redis }) {
+  constructor(
+    name: string,
+    readonly stream: Stream,
+    opts: QueueOptions & { connection: Redis },
+  ) {
     super(name, opts);
     this.redis = opts.connection;
   }
 
-  fairKey(stream: Stream): string {
-    return deliveryFairKey(this.qualifiedName, stream);
+  /** The organizations' waiting counts of this queue's stream. */
+  get fairKey(): string {
+    return deliveryFairKey(this.qualifiedName, this.stream);
   }
 
-  /** Adds the jobs of `requests` with their fair priorities (one Redis round trip for the counts). */
+  /**
+   * Adds the jobs of `requests` (all of this queue's stream) with their fair priorities (one Redis
+   * round trip for the counts).
+   */
   async enqueue(requests: DeliveryRequest[], opts: JobsOptions = {}): Promise<void> {
     if (requests.length === 0) return;
+    const other = requests.find((r) => r.stream !== this.stream);
+    if (other) throw new Error(`a ${other.stream} message cannot join the ${this.stream} queue`);
     const ranks = await this.ranks(requests);
     const jobs = requests.map((r, i) => {
       const counted = !(r.delay && r.delay > 0);
@@ -91,7 +96,7 @@ export class DeliveryQueue extends Queue<DeliveryJob> {
         opts: {
           ...opts,
           jobId: r.jobId,
-          priority: priorityOf(r.stream, ranks[i]!),
+          priority: priorityOf(ranks[i]!),
           ...(r.delay && r.delay > 0 ? { delay: r.delay } : {}),
         },
       };
@@ -100,13 +105,12 @@ export class DeliveryQueue extends Queue<DeliveryJob> {
     else await this.addBulk(jobs);
   }
 
-  /** Each request's rank k within its organization's waiting jobs of its stream. */
+  /** Each request's rank k within its organization's waiting jobs of the stream. */
   private async ranks(requests: DeliveryRequest[]): Promise<number[]> {
-    const groups = new Map<string, { stream: Stream; orgId: string; now: number[]; later: number[] }>();
+    const groups = new Map<string, { orgId: string; now: number[]; later: number[] }>();
     requests.forEach((r, i) => {
-      const key = `${r.stream}\u0000${r.orgId}`;
-      let g = groups.get(key);
-      if (!g) groups.set(key, (g = { stream: r.stream, orgId: r.orgId, now: [], later: [] }));
+      let g = groups.get(r.orgId);
+      if (!g) groups.set(r.orgId, (g = { orgId: r.orgId, now: [], later: [] }));
       (r.delay && r.delay > 0 ? g.later : g.now).push(i);
     });
     const client = this.redis;
@@ -116,9 +120,7 @@ export class DeliveryQueue extends Queue<DeliveryJob> {
       // The common case (one message, or a batch of one organization): one command, no pipeline.
       const g = list[0]!;
       const reply =
-        g.now.length > 0
-          ? client.hincrby(this.fairKey(g.stream), g.orgId, g.now.length)
-          : client.hget(this.fairKey(g.stream), g.orgId);
+        g.now.length > 0 ? client.hincrby(this.fairKey, g.orgId, g.now.length) : client.hget(this.fairKey, g.orgId);
       replies = [
         await reply.then(
           (v): [null, unknown] => [null, v],
@@ -128,8 +130,8 @@ export class DeliveryQueue extends Queue<DeliveryJob> {
     } else {
       const multi = client.pipeline();
       for (const g of list) {
-        if (g.now.length > 0) multi.hincrby(this.fairKey(g.stream), g.orgId, g.now.length);
-        else multi.hget(this.fairKey(g.stream), g.orgId);
+        if (g.now.length > 0) multi.hincrby(this.fairKey, g.orgId, g.now.length);
+        else multi.hget(this.fairKey, g.orgId);
       }
       replies = (await multi.exec()) ?? [];
     }
@@ -147,16 +149,9 @@ export class DeliveryQueue extends Queue<DeliveryJob> {
 
   /** A worker took the job: it no longer waits (counted jobs only). */
   async taken(job: DeliveryJob): Promise<void> {
-    if (!job.counted || !job.orgId || !job.stream) return;
+    if (!job.counted || !job.orgId) return;
     const client = this.redis;
-    await client.eval(TAKE_ONE, 1, this.fairKey(job.stream), job.orgId);
-  }
-
-  /** Whether a transactional job waits to be taken (prioritized in the transactional band). */
-  async transactionalWaiting(): Promise<boolean> {
-    const client = this.redis;
-    const n = await client.zcount(this.keys.prioritized!, 0, BROADCAST_BAND * 0x100000000 - 1);
-    return n > 0;
+    await client.eval(TAKE_ONE, 1, this.fairKey, job.orgId);
   }
 
   /** Clears the waiting counts when nothing waits (a count left high by a job removed unseen). */
@@ -164,7 +159,7 @@ export class DeliveryQueue extends Queue<DeliveryJob> {
     const counts = await this.getJobCounts('waiting', 'prioritized');
     if ((counts.waiting ?? 0) + (counts.prioritized ?? 0) > 0) return false;
     const client = this.redis;
-    for (const s of STREAMS) await client.del(this.fairKey(s));
+    await client.del(this.fairKey);
     return true;
   }
 }

@@ -2,12 +2,15 @@
 // together, so producer and consumer share one type. Payloads carry ids, never secrets or
 // message bodies.
 import { Queue, type JobsOptions } from 'bullmq';
-import { DeliveryQueue, type DeliveryJob } from './delivery-queue.js';
+import { DeliveryQueue, type DeliveryJob, type DeliveryRequest } from './delivery-queue.js';
 import type { Redis } from './redis.js';
+import type { Stream } from './streams.js';
 
 export const QUEUE_NAMES = {
-  /** Deliver a message (all its pending recipients, or those named). */
+  /** Deliver a transactional message (all its pending recipients, or those named). */
   delivery: 'delivery',
+  /** Deliver a broadcast message: the same jobs as `delivery`, in a queue of the broadcast stream's own. */
+  deliveryBroadcast: 'delivery-broadcast',
   /** One job per recorded event: build webhook deliveries for matching endpoints. */
   webhookFanout: 'webhook-fanout',
   /** One job per webhook delivery (job id = delivery id). */
@@ -69,6 +72,7 @@ export interface RetentionJob {
 
 export interface JobTypes {
   delivery: DeliveryJob;
+  'delivery-broadcast': DeliveryJob;
   'webhook-fanout': EventJob;
   'webhook-delivery': WebhookDeliveryJob;
   'metrics-rollup': EventJob;
@@ -79,11 +83,33 @@ export interface JobTypes {
   retention: RetentionJob;
 }
 
-export type Queues = { [K in Exclude<QueueName, 'delivery'>]: Queue<JobTypes[K]> } & {
-  /** The delivery queue adds its jobs with stream and fairness priorities (shared/delivery-queue.ts). */
-  delivery: DeliveryQueue;
+type DeliveryQueueName = 'delivery' | 'delivery-broadcast';
+
+export type Queues = { [K in Exclude<QueueName, DeliveryQueueName>]: Queue<JobTypes[K]> } & {
+  /** The delivery queues add their jobs with fairness priorities (shared/delivery-queue.ts). */
+  [K in DeliveryQueueName]: DeliveryQueue;
+} & {
   close(): Promise<void>;
 };
+
+/** The queue of a stream's deliveries. */
+export function deliveryQueue(queues: Pick<Queues, DeliveryQueueName>, stream: Stream): DeliveryQueue {
+  return stream === 'broadcast' ? queues['delivery-broadcast'] : queues.delivery;
+}
+
+/** Adds each message's delivery job to its stream's queue (one `enqueue` per stream present). */
+export async function enqueueMail(
+  queues: Pick<Queues, DeliveryQueueName>,
+  requests: DeliveryRequest[],
+  opts: JobsOptions = {},
+): Promise<void> {
+  const transactional = requests.filter((r) => r.stream !== 'broadcast');
+  const broadcast = requests.filter((r) => r.stream === 'broadcast');
+  await Promise.all([
+    queues.delivery.enqueue(transactional, opts),
+    queues['delivery-broadcast'].enqueue(broadcast, opts),
+  ]);
+}
 
 /**
  * Lock settings of the workers whose jobs must not wait long for a worker process that died
@@ -113,10 +139,12 @@ export function createQueues(connection: Redis, bullPrefix: string): Queues {
     q.on('error', () => {});
     return q;
   };
-  const delivery = new DeliveryQueue(QUEUE_NAMES.delivery, opts);
-  delivery.on('error', () => {});
+  const delivery = new DeliveryQueue(QUEUE_NAMES.delivery, 'transactional', opts);
+  const deliveryBroadcast = new DeliveryQueue(QUEUE_NAMES.deliveryBroadcast, 'broadcast', opts);
+  for (const q of [delivery, deliveryBroadcast]) q.on('error', () => {});
   const queues = {
     delivery,
+    'delivery-broadcast': deliveryBroadcast,
     'webhook-fanout': make('webhook-fanout'),
     'webhook-delivery': make('webhook-delivery'),
     'metrics-rollup': make('metrics-rollup'),

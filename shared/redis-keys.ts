@@ -61,7 +61,7 @@ export function redisKeys(prefix: string, opts: RedisKeyOptions = {}) {
 export type RedisKeys = ReturnType<typeof redisKeys>;
 
 /**
- * The fair-queueing counters of one delivery stream (workers/delivery/fair-queue.ts): a hash of
+ * The fair-queueing counters of one delivery stream (shared/delivery-queue.ts): a hash of
  * organization id → its jobs waiting in that stream. Named after the delivery queue's qualified
  * name (BullMQ prefix + queue), so that it lives beside the queue's own keys.
  */

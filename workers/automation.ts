@@ -50,7 +50,7 @@ import {
 } from '../shared/automation-steps.js';
 import { parseMailbox } from '../shared/mail/addresses.js';
 import { streamOf } from '../shared/prom/labels.js';
-import { QUEUE_NAMES, type AutomationJob } from '../shared/queues.js';
+import { enqueueMail, QUEUE_NAMES, type AutomationJob } from '../shared/queues.js';
 import type { QueueConsumer, WorkerDeps } from './deps.js';
 
 const SCAN_LIMIT = 500;
@@ -378,7 +378,7 @@ export async function processRunStep(deps: WorkerDeps, job: AutomationJob): Prom
   if (outcome.kind === 'idle') return outcome;
   if (outcome.emailId && outcome.orgId) {
     deps.prom.inc('tern_emails_accepted_total', ['automation', streamOf('automation')]);
-    await deps.queues.delivery.enqueue([
+    await enqueueMail(deps.queues, [
       { emailId: outcome.emailId, orgId: outcome.orgId, stream: streamOf('automation'), jobId: outcome.emailId },
     ]);
   }

@@ -28,7 +28,7 @@ import type { TxSql } from '../shared/db/pool.js';
 import { findSegment } from '../shared/db/segments.js';
 import { findTemplateVersion, type TemplateVersionRow } from '../shared/db/templates.js';
 import { streamOf } from '../shared/prom/labels.js';
-import { QUEUE_NAMES, type BroadcastJob } from '../shared/queues.js';
+import { enqueueMail, QUEUE_NAMES, type BroadcastJob } from '../shared/queues.js';
 import type { SegmentFilter } from '../shared/segment-filter.js';
 import type { QueueConsumer, WorkerDeps } from './deps.js';
 import { runEvery } from './periodic.js';
@@ -159,7 +159,8 @@ export async function processBroadcastBatch(
   if (result.emailIds.length > 0) {
     deps.prom.inc('tern_emails_accepted_total', ['broadcast', streamOf('broadcast')], result.emailIds.length);
     // A lost add leaves the messages queued without a job: the delivery sweeper enqueues them.
-    await deps.queues.delivery.enqueue(
+    await enqueueMail(
+      deps.queues,
       result.emailIds.map((emailId) => ({ emailId, orgId: result.orgId, stream: 'broadcast', jobId: emailId })),
     );
   }

@@ -6,7 +6,7 @@
 // own batch to commit, so the order of the steps and their guarantees are those of one job). Each recipient's attempt is recorded before
 // SMTP (attempts + 1, in-flight marker) and its result after, so a job re-run after a 250 never
 // sends again. A repeatable `sweep` job re-enqueues stuck messages.
-import { DelayedError, Worker, type Job, type WorkerOptions } from 'bullmq';
+import { Worker, type Job, type WorkerOptions } from 'bullmq';
 import {
   claimEmail,
   finishEmail,
@@ -16,40 +16,25 @@ import {
   type DeliveryEmail,
   type DeliveryRecipient,
 } from '../shared/db/delivery.js';
-import { EventPublisher, PublishedMarks } from '../shared/events.js';
-import { Outbound } from '../shared/mail/outbound/index.js';
 import { providerOf } from '../shared/mail/providers.js';
-import { QUEUE_NAMES, TAKEOVER_LOCKS, type DeliveryJob } from '../shared/queues.js';
+import { deliveryQueue, TAKEOVER_LOCKS, type DeliveryJob } from '../shared/queues.js';
+import type { Stream } from '../shared/streams.js';
 import type { WorkerDeps } from './deps.js';
 import { evaluateAlertRules } from './delivery/alerts.js';
 import { capsApply, checkCaps, sourceAddresses } from './delivery/caps.js';
-import { HandOvers } from './delivery/handover.js';
-import { DeliveryLoader, load } from './delivery/load.js';
-import { eventOf, OutcomeRecorder, outcomeOf, recordVerdict, type RecipientRef } from './delivery/record.js';
-import { DeliveryJournal, settleResumed, type Resumable } from './delivery/journal.js';
-import { AttemptLeases } from './delivery/leases.js';
+import { load } from './delivery/load.js';
+import { eventOf, outcomeOf, recordVerdict, type RecipientRef } from './delivery/record.js';
+import { settleResumed, type Resumable } from './delivery/journal.js';
+import { joinProcess, leaveProcess, newBatched, type Batched, type ProcessOptions } from './delivery/process-shared.js';
 import { scheduleNext, startSweeper, startSweeps, SWEEP_JOB } from './delivery/schedule.js';
-import { StreamGate } from './delivery/stream-gate.js';
 import { ProgressWatchdog, type WatchdogOptions } from './delivery/watchdog.js';
 import { retryTransient } from '../shared/transient.js';
 import { deliverLive, type LiveContext } from './delivery/send.js';
-import { DEFAULT_THROTTLE, ProviderThrottle, type ThrottleOptions } from './delivery/throttle.js';
 import * as tracker from '../shared/tracking.js';
 import { deliverTest } from './delivery/test-mode.js';
 import type { Verdict } from './delivery/verdict.js';
 
 export { ATTEMPT_LEASE_SECONDS } from './delivery/leases.js';
-
-/**
- * The steps whose statements are shared by the worker's concurrent jobs (one statement or Redis
- * round trip for a batch of jobs; each job still waits for its own writes to commit).
- */
-interface Batched {
-  loader: DeliveryLoader;
-  handOvers: HandOvers;
-  recorder: OutcomeRecorder;
-  publisher: EventPublisher;
-}
 
 type Ctx = LiveContext & {
   /** The lease holder token of this run (workers/delivery/leases.ts). */
@@ -203,49 +188,44 @@ export async function processDelivery(ctx: Ctx, job: DeliveryJob): Promise<void>
   if (state.final < pending.length) await scheduleNext(ctx.deps, email);
 }
 
-export interface DeliveryWorkerOptions {
+export interface DeliveryWorkerOptions extends ProcessOptions {
   worker?: Partial<WorkerOptions>;
-  throttle?: ThrottleOptions;
   /** Seconds between sweeps (default DELIVERY_SWEEP_SECONDS); 0 disables every sweep (timed and triggered). */
   sweepEverySeconds?: number;
   /** How often the sweep's job scheduler is re-asserted (it lives in Redis, which may lose it). */
   rescheduleEveryMs?: number;
   watchdog?: WatchdogOptions;
-  /** Longest wait for a free outbound connection (default 60 s). */
-  acquireTimeoutMs?: number;
 }
-
-/** How long a broadcast job that gave its slot to transactional mail waits before it queues again. */
-const GATE_YIELD_MS = 200;
 
 /** A job waits this long at most for Postgres or Redis to come back before it fails (then the sweeper retries it). */
 const OUTAGE_WAIT_MS = 10 * 60_000;
 
-export async function startDeliveryWorker(deps: WorkerDeps, opts: DeliveryWorkerOptions = {}): Promise<Worker> {
-  const outbound = new Outbound(deps.config, { acquireTimeoutMs: opts.acquireTimeoutMs });
-  const throttle = new ProviderThrottle(deps.redis, deps.redisKeys, opts.throttle ?? DEFAULT_THROTTLE);
-  const marks = new PublishedMarks(deps.sql, (err) =>
-    deps.logger.warn({ event: 'EVENTS_MARK_FAILED', err }, 'marking events published failed; they will be republished'),
-  );
-  const batched: Batched = {
-    loader: new DeliveryLoader(deps.sql),
-    handOvers: new HandOvers(deps.sql),
-    recorder: new OutcomeRecorder(deps.sql),
-    publisher: new EventPublisher(deps.sql, deps.queues, marks),
-  };
-  const leases = new AttemptLeases(deps.sql, deps.logger);
-  const journal = new DeliveryJournal(deps.config.deliveryJournalDir, leases.process);
+/**
+ * The worker of one stream's delivery queue (`delivery` or `delivery-broadcast`), with batches of
+ * its own and the process's shared parts (workers/delivery/process-shared.ts). The transactional
+ * worker also runs the delivery sweeps; the broadcast worker's concurrency follows the broadcast
+ * share (workers/delivery/broadcast-share.ts).
+ */
+export async function startStreamWorker(
+  deps: WorkerDeps,
+  stream: Stream,
+  opts: DeliveryWorkerOptions = {},
+): Promise<Worker> {
+  const concurrency = opts.worker?.concurrency ?? opts.concurrency ?? deps.config.deliveryConcurrency;
+  const shared = joinProcess(deps, { ...opts, concurrency });
+  const batched = newBatched(deps, shared.marks);
   const watchdog = new ProgressWatchdog(deps.logger, opts.watchdog);
+  const queue = deliveryQueue(deps.queues, stream);
   let closing = false;
   const run = async (job: Job<DeliveryJob>) => {
-    const holder = leases.hold(job.id ?? job.data.emailId);
+    const holder = shared.leases.hold(job.id ?? job.data.emailId);
     const done = watchdog.started();
     const ctx: Ctx = {
       deps,
-      outbound,
-      throttle,
+      outbound: shared.outbound,
+      throttle: shared.throttle,
       tracker,
-      journal,
+      journal: shared.journal,
       holder,
       batched,
       progress: () => watchdog.progress(),
@@ -260,26 +240,22 @@ export async function startDeliveryWorker(deps: WorkerDeps, opts: DeliveryWorker
           deps.logger.warn({ event: 'DELIVERY_WAITING_FOR_STORE', jobId: job.id, err }, 'waiting for Postgres/Redis'),
       });
     } finally {
-      leases.release(holder);
+      shared.leases.release(holder);
       done();
     }
   };
-  const concurrency = opts.worker?.concurrency ?? deps.config.deliveryConcurrency;
-  const gate = new StreamGate(deps.queues.delivery, concurrency, deps.config.broadcastMaxShare);
+  const transactional = stream === 'transactional';
   const worker = new Worker<DeliveryJob>(
-    QUEUE_NAMES.delivery,
-    async (job: Job<DeliveryJob>, token?: string) => {
+    queue.name,
+    async (job: Job<DeliveryJob>) => {
       if (job.name === SWEEP_JOB) return await startSweeper.sweep(deps, deps.config.deliverySweepGraceSeconds);
-      if (!(await gate.enter(job.data))) {
-        // Over the broadcast share while transactional mail waits: the slot goes to it.
-        await job.moveToDelayed(Date.now() + GATE_YIELD_MS, token);
-        throw new DelayedError();
-      }
+      void queue.taken(job.data).catch(() => undefined);
+      if (!transactional) return await run(job);
+      shared.share.transactionalStarted();
       try {
-        void deps.queues.delivery.taken(job.data).catch(() => undefined);
         await run(job);
       } finally {
-        gate.leave(job.data);
+        shared.share.transactionalEnded();
       }
     },
     {
@@ -291,27 +267,64 @@ export async function startDeliveryWorker(deps: WorkerDeps, opts: DeliveryWorker
       ...opts.worker,
     },
   );
+  if (!transactional) shared.share.attach(worker);
   worker.on('failed', (job, err) =>
-    deps.logger.error({ event: 'DELIVERY_JOB_FAILED', jobId: job?.id, err }, 'delivery job failed'),
+    deps.logger.error({ event: 'DELIVERY_JOB_FAILED', jobId: job?.id, stream, err }, 'delivery job failed'),
   );
   // BullMQ reports its own failures (a lost lock, a Redis command that failed) here; without a
   // listener an 'error' event would throw out of the emitter and stop the worker.
-  worker.on('error', (err) => deps.logger.error({ event: 'DELIVERY_WORKER_ERROR', err }, 'delivery worker error'));
+  worker.on('error', (err) =>
+    deps.logger.error({ event: 'DELIVERY_WORKER_ERROR', stream, err }, 'delivery worker error'),
+  );
   worker.on('completed', () => watchdog.progress());
-  const stopSweeps = await startSweeps(deps, {
-    everySeconds: opts.sweepEverySeconds ?? deps.config.deliverySweepSeconds,
-    rescheduleEveryMs: opts.rescheduleEveryMs ?? 300_000,
-  });
+  const stopSweeps = transactional
+    ? await startSweeps(deps, {
+        everySeconds: opts.sweepEverySeconds ?? deps.config.deliverySweepSeconds,
+        rescheduleEveryMs: opts.rescheduleEveryMs ?? 300_000,
+      })
+    : async () => {};
   worker.on('closing', () => {
     closing = true;
     void stopSweeps();
   });
   worker.on('closed', () => {
-    outbound.close();
-    leases.close();
-    journal.close();
     watchdog.close();
-    void marks.flush();
+    leaveProcess(deps);
   });
   return worker;
+}
+
+/** Both streams' delivery workers of one process (what `workers/main` runs by default). */
+export interface DeliveryWorkers {
+  transactional: Worker;
+  broadcast: Worker;
+  waitUntilReady(): Promise<void>;
+  pause(): Promise<void>;
+  resume(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function startDeliveryWorker(
+  deps: WorkerDeps,
+  opts: DeliveryWorkerOptions = {},
+): Promise<DeliveryWorkers> {
+  const transactional = await startStreamWorker(deps, 'transactional', opts);
+  const broadcast = await startStreamWorker(deps, 'broadcast', opts);
+  const both = [transactional, broadcast];
+  return {
+    transactional,
+    broadcast,
+    async waitUntilReady() {
+      await Promise.all(both.map((w) => w.waitUntilReady()));
+    },
+    async pause() {
+      await Promise.all(both.map((w) => w.pause()));
+    },
+    async resume() {
+      await Promise.all(both.map((w) => w.resume()));
+    },
+    async close() {
+      await Promise.all(both.map((w) => w.close()));
+    },
+  };
 }

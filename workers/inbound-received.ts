@@ -4,6 +4,7 @@
 // (stripped_text, mailbox_hash, auth, attachments with their ids) and `email.received` when a
 // recipient's route is the webhooks. After the commit the events are published and the forward
 // is enqueued for delivery.
+import { enqueueMail } from '../shared/queues.js';
 import type { ParsedMail } from 'mailparser';
 import { listOrgDomainNames } from '../shared/db/domains.js';
 import { saveParsedInbound, type InboundRow, type ParsedInbound } from '../shared/db/inbound.js';
@@ -107,7 +108,7 @@ export async function receiveMessage(
     deps.prom.inc('tern_emails_accepted_total', ['forward', streamOf('forward')]);
     // A lost enqueue is not lost mail: the delivery sweeper enqueues queued emails without a job.
     const request = { emailId: forwardEmailId, orgId: row.org_id, stream: streamOf('forward'), jobId: forwardEmailId };
-    await deps.queues.delivery.enqueue([request]).catch((err: unknown) => {
+    await enqueueMail(deps.queues, [request]).catch((err: unknown) => {
       deps.logger.warn({ event: 'EMAIL_ENQUEUE_FAILED', err, emailIds: [forwardEmailId] }, 'forward not enqueued');
     });
   }

@@ -3,6 +3,7 @@
 // stored in the fan-out's claiming transaction (so an event is emailed once) and delivered by the
 // normal pipeline after the commit. The sender is SYSTEM_FROM; its domain must be a verified
 // domain of the organization (the message is signed with that domain's DKIM key like any other).
+import { enqueueMail } from '../shared/queues.js';
 import { getOrgDomain } from '../shared/db/domains.js';
 import { insertEmails, type NewEmail, type NewRecipient } from '../shared/db/emails.js';
 import type { EventToFanOut } from '../shared/db/webhook-events.js';
@@ -131,5 +132,5 @@ export async function storeOrgEventMail(tx: Db, deps: WorkerDeps, events: EventT
 export async function enqueueOrgEventMail(deps: WorkerDeps, mail: DeliveryRequest[]): Promise<void> {
   if (mail.length === 0) return;
   deps.prom.inc('tern_emails_accepted_total', ['system', 'transactional'], mail.length);
-  await deps.queues.delivery.enqueue(mail);
+  await enqueueMail(deps.queues, mail);
 }

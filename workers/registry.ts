@@ -1,7 +1,7 @@
 // The literal list of queues this worker process can consume. Each entry names its queue (from
 // shared/queues.ts) and builds its BullMQ Worker.
 import { QUEUE_NAMES } from '../shared/queues.js';
-import { startDeliveryWorker } from './delivery.js';
+import { startStreamWorker } from './delivery.js';
 import type { QueueConsumer } from './deps.js';
 import { startMetricsWorker } from './metrics.js';
 import { webhookDeliveryConsumer } from './webhook-delivery.js';
@@ -13,7 +13,8 @@ import { contactBulkConsumer } from './contact-bulk.js';
 import { retentionConsumer } from './retention.js';
 
 export const registry: QueueConsumer[] = [
-  { queue: QUEUE_NAMES.delivery, start: (deps) => startDeliveryWorker(deps) },
+  { queue: QUEUE_NAMES.delivery, start: (deps) => startStreamWorker(deps, 'transactional') },
+  { queue: QUEUE_NAMES.deliveryBroadcast, start: (deps) => startStreamWorker(deps, 'broadcast') },
   { queue: QUEUE_NAMES.metrics, start: (deps) => startMetricsWorker(deps) },
   webhookFanoutConsumer,
   webhookDeliveryConsumer,

@@ -8,6 +8,7 @@ import { cancelEmail, type EmailRow } from '../../shared/db/emails.js';
 import { deleteSuppressions, suppressionsOf, type SuppressionRow } from '../../shared/db/suppressions.js';
 import type { SessionRow } from '../../shared/db/users.js';
 import { ApiError, notFound } from '../../shared/errors.js';
+import { deliveryQueue } from '../../shared/queues.js';
 import { dropJob } from '../routes/emails.js';
 import type { ApiContext } from '../types.js';
 import { audit } from './audit.js';
@@ -48,7 +49,7 @@ async function cancelAction(ctx: ApiContext, { session }: ConsoleRequest): Promi
   const scope = { orgId: session.org_id, mode: email.mode, domainIds: [] };
   const row = await ctx.deps.sql.begin((tx) => cancelEmail(tx, scope, email.id));
   if (!row) throw notCancelable(email);
-  await dropJob(ctx, email.id);
+  await dropJob(ctx, email);
   await audit(ctx, session, 'email.canceled', { type: 'email', id: email.id });
   redirect(ctx, detailPath(email));
 }
@@ -86,7 +87,7 @@ async function retryAction(ctx: ApiContext, { session }: ConsoleRequest): Promis
   const r = await recipientOf(ctx, email);
   const done = await retryRecipientNow(ctx.deps.sql, email.id, r.id);
   if (!done) throw notDeferred(r);
-  const queue = ctx.deps.queues.delivery;
+  const queue = deliveryQueue(ctx.deps.queues, email.stream);
   let moved = false;
   try {
     if (done.previousDue && !done.sharedDue) {

@@ -16,7 +16,7 @@ import type { Logger } from '../../shared/logger.js';
 import { streamOf, type AcceptSource } from '../../shared/prom/labels.js';
 import type { PromRecorder } from '../../shared/prom/recorder.js';
 import type { DeliveryRequest } from '../../shared/delivery-queue.js';
-import type { Queues } from '../../shared/queues.js';
+import { enqueueMail, type Queues } from '../../shared/queues.js';
 import { defaultStream, STREAMS } from '../../shared/streams.js';
 import { retryTransient } from '../../shared/transient.js';
 import { OutcomeUnknownError } from '../../shared/write-outcome.js';
@@ -96,7 +96,10 @@ export async function storeAndEnqueue(deps: StoreDeps, source: AcceptSource, pre
 
 async function addJobs(queues: Queues, prepared: PreparedEmail[]): Promise<void> {
   const now = Date.now();
-  await queues.delivery.enqueue(prepared.map((p) => request(p, now)));
+  await enqueueMail(
+    queues,
+    prepared.map((p) => request(p, now)),
+  );
 }
 
 /** Adds the jobs once Redis answers again; stops when the process closes its queues. */

@@ -15,6 +15,8 @@ import type { EventRow } from '../../shared/events.js';
 import { ApiError, notFound, validationError } from '../../shared/errors.js';
 import { isId } from '../../shared/ids.js';
 import { readRawMessage } from '../../shared/mail/raw-message.js';
+import { deliveryQueue } from '../../shared/queues.js';
+import type { Stream } from '../../shared/streams.js';
 import {
   type ListEmailsQuery,
   type RawEmailQuery,
@@ -192,7 +194,7 @@ export const emailHandlers: Handlers = {
     if (!row) {
       throw new ApiError('invalid_state', `Email ${email.id} is ${email.status}; it can no longer be canceled`);
     }
-    await dropJob(ctx, email.id);
+    await dropJob(ctx, email);
     ctx.body = { object: 'email', id: email.id };
   },
 };
@@ -202,7 +204,7 @@ export const emailHandlers: Handlers = {
  * became active the worker sees `scheduled_at` in the future and re-delays it.
  */
 async function moveJob(ctx: ApiContext, email: EmailRow, delay: number): Promise<void> {
-  const queue = ctx.deps.queues.delivery;
+  const queue = deliveryQueue(ctx.deps.queues, email.stream);
   const emailId = email.id;
   try {
     const job = await queue.getJob(emailId);
@@ -220,9 +222,10 @@ async function moveJob(ctx: ApiContext, email: EmailRow, delay: number): Promise
 }
 
 /** Removes the job of a canceled email; a job that cannot be removed finds the email canceled. */
-export async function dropJob(ctx: ApiContext, emailId: string): Promise<void> {
+export async function dropJob(ctx: ApiContext, email: { id: string; stream: Stream }): Promise<void> {
+  const emailId = email.id;
   try {
-    const job = await ctx.deps.queues.delivery.getJob(emailId);
+    const job = await deliveryQueue(ctx.deps.queues, email.stream).getJob(emailId);
     if (job) await job.remove();
   } catch (err) {
     ctx.state.log.warn({ event: 'EMAIL_CANCEL_JOB_FAILED', err, emailId }, 'delivery job of a canceled email kept');

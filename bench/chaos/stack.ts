@@ -92,7 +92,7 @@ async function waitPort(port: number, what: string, ms = 30_000): Promise<void> 
 /** Resolves when the worker process consumes the delivery and webhook queues. */
 async function waitWorker(redisUrl: string, prefix: string, ms = 60_000): Promise<void> {
   const connection = new Redis(redisUrl, { maxRetriesPerRequest: null, lazyConnect: true });
-  const queues = [QUEUE_NAMES.delivery, QUEUE_NAMES.webhookDelivery].map(
+  const queues = [QUEUE_NAMES.delivery, QUEUE_NAMES.deliveryBroadcast, QUEUE_NAMES.webhookDelivery].map(
     (name) => new Queue(name, { connection, prefix }),
   );
   try {

@@ -138,3 +138,51 @@ export function accepts(port: number): Promise<boolean> {
 export function startProcess(relative: string, env: Record<string, string>): Omit<Child, 'port' | 'url'> {
   return { stop: spawnEntry(relative, env).stop };
 }
+
+/** A helper process that talks in lines: commands on its stdin, reports on its stdout. */
+export interface LineChild {
+  /** Called with every line the child prints. */
+  onLine(listener: (line: string) => void): void;
+  send(line: string): void;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts an entry that reads commands from stdin and prints lines; resolves once it printed
+ * "ready" (a benchmark's sink or load generator, kept out of the process that measures).
+ */
+export async function startLineChild(relative: string, env: Record<string, string>): Promise<LineChild> {
+  const args = [...nodeArgs(), ...(fromSource ? ['--import', 'tsx'] : []), entry(relative)];
+  const child: ChildProcess = spawn(process.execPath, args, { env: childEnv(env), stdio: ['pipe', 'pipe', 'inherit'] });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const listeners: ((line: string) => void)[] = [];
+  let rest = '';
+  child.stdout!.on('data', (chunk: Buffer) => {
+    const lines = (rest + chunk.toString()).split('\n');
+    rest = lines.pop()!;
+    for (const line of lines) for (const l of listeners) l(line);
+  });
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`bench: ${relative} not ready within 30 s`)), 30_000);
+    listeners.push((line) => {
+      if (line !== 'ready') return;
+      clearTimeout(timer);
+      resolve();
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`bench: ${relative} exited with ${code}`));
+    });
+  });
+  return {
+    onLine: (listener) => void listeners.push(listener),
+    send: (line) => void child.stdin!.write(`${line}\n`),
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}

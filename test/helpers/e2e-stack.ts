@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { Resolver } from 'node:dns/promises';
 import { createMxServer } from '../../api/smtp/mx-server.js';
 import { createLogger } from '../../shared/logger.js';
-import { startDeliveryWorker } from '../../workers/delivery.js';
+import { startDeliveryWorker, type DeliveryWorkers } from '../../workers/delivery.js';
 import type { WorkerDeps } from '../../workers/deps.js';
 import { startInboundWorker } from '../../workers/inbound.js';
 import { startMetricsWorker } from '../../workers/metrics.js';
@@ -68,7 +68,7 @@ export async function startE2e(
   );
   await new Promise<void>((resolve) => mx.listen(0, '127.0.0.1', resolve));
   const mxPort = (mx.server.address() as AddressInfo).port;
-  const workers: Worker[] = [
+  const workers: (Worker | DeliveryWorkers)[] = [
     await startDeliveryWorker(deps, { sweepEverySeconds: 0 }),
     startWebhookFanout(deps),
     startWebhookDelivery(deps, { schedule: [200, 400], sweepIntervalMs: 60_000 }),

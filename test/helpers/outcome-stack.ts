@@ -1,9 +1,8 @@
 // An install whose web process reaches Postgres through a fault proxy (test/helpers/pg-proxy.ts),
 // with a delivery worker that reaches it directly and delivers to a local sink: the tests of what
 // an answer says was stored break the API's path to Postgres and then count rows and deliveries.
-import type { Worker } from 'bullmq';
 import { randomBytes } from 'node:crypto';
-import { startDeliveryWorker } from '../../workers/delivery.js';
+import { startDeliveryWorker, type DeliveryWorkers } from '../../workers/delivery.js';
 import type { WorkerDeps } from '../../workers/deps.js';
 import { closeTestDb, createTestDb, type TestDb } from './db.js';
 import { giveDkimKey } from './mail-seed.js';
@@ -47,7 +46,7 @@ export async function startOutcomeStack(env: Record<string, string> = {}): Promi
   const send = await org.mint({ permission: 'SEND' });
   const sink = await startSink();
   const wdeps = workerDepsFor(api, { SMTP_SMARTHOST: `smtp://127.0.0.1:${sink.port}?tls_verify=false` });
-  const worker: Worker = await startDeliveryWorker(wdeps, { sweepEverySeconds: 0 });
+  const worker: DeliveryWorkers = await startDeliveryWorker(wdeps, { sweepEverySeconds: 0 });
 
   const deliveries = (emailId: string) =>
     sink.received.filter((m) => m.raw.toString('latin1').includes(`Message-ID: <${emailId}@acme.test>`)).length;

@@ -360,7 +360,7 @@ describe('broadcasts', () => {
         status: 'queued',
       });
       expect(one!.html).to.contain('This month').and.contain('<p>News</p>');
-      expect(await wdeps.queues.delivery.getJob(one!.id)).to.not.equal(undefined);
+      expect(await wdeps.queues['delivery-broadcast'].getJob(one!.id)).to.not.equal(undefined);
     });
 
     it('never sends twice when a batch runs again', async () => {

@@ -5,9 +5,8 @@
 // or critical violations) at 1280 px and 390 px, must not scroll sideways, and is written as a
 // screenshot under test-output/console/. Without JavaScript the pages still work.
 import { expect } from 'chai';
-import type { Worker } from 'bullmq';
 import type { BrowserContext, Page } from 'playwright-core';
-import { startDeliveryWorker } from '../../workers/delivery.js';
+import { startDeliveryWorker, type DeliveryWorkers } from '../../workers/delivery.js';
 import type { WorkerDeps } from '../../workers/deps.js';
 import { checkPage, launchBrowser, type TestBrowser } from '../helpers/browser.js';
 import { startDns, type TestDns } from '../helpers/dns.js';
@@ -25,7 +24,7 @@ describe('console in a browser', function () {
   let dns: TestDns;
   let sink: Sink;
   let deps: WorkerDeps;
-  let worker: Worker;
+  let worker: DeliveryWorkers;
   let org: SeededOrg;
   let browser: TestBrowser;
   const ids: Record<'grey' | 'scheduled' | 'xss', string> = { grey: '', scheduled: '', xss: '' };

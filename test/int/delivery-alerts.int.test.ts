@@ -4,9 +4,8 @@
 // and released on resume; below min_volume nothing happens; `notify` only logs; test mode never counts.
 import { expect } from 'chai';
 import { Writable } from 'node:stream';
-import type { Worker } from 'bullmq';
 import { pino } from 'pino';
-import { startDeliveryWorker } from '../../workers/delivery.js';
+import { startDeliveryWorker, type DeliveryWorkers } from '../../workers/delivery.js';
 import type { WorkerDeps } from '../../workers/deps.js';
 import { startDns, type TestDns } from '../helpers/dns.js';
 import { giveDkimKey } from '../helpers/mail-seed.js';
@@ -23,7 +22,7 @@ describe('alert rules', function () {
   let sink: Sink;
   let dns: TestDns;
   let deps: WorkerDeps;
-  let worker: Worker;
+  let worker: DeliveryWorkers;
   const logLines: { event?: string; orgId?: string; msg?: string }[] = [];
 
   before(async () => {

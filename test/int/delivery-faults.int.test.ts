@@ -7,13 +7,12 @@ import { expect } from 'chai';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Worker } from 'bullmq';
 import { newId } from '../../shared/ids.js';
 import { createLogger } from '../../shared/logger.js';
 import { Outbound, type AttemptResult, type OutboundMessage } from '../../shared/mail/outbound/index.js';
 import { createRedis } from '../../shared/redis.js';
 import { redisKeys } from '../../shared/redis-keys.js';
-import { startDeliveryWorker } from '../../workers/delivery.js';
+import { startDeliveryWorker, type DeliveryWorkers } from '../../workers/delivery.js';
 import { startSweeper } from '../../workers/delivery/schedule.js';
 import type { WorkerDeps } from '../../workers/deps.js';
 import { enqueueEmail, giveDkimKey, seedEmail } from '../helpers/mail-seed.js';
@@ -68,7 +67,7 @@ describe('delivery under faults', function () {
     fn: (deps: WorkerDeps) => Promise<T>,
   ) {
     const deps = workerDepsFor(api, { SMTP_SMARTHOST: smarthost(), ...env });
-    let worker: Worker | null = null;
+    let worker: DeliveryWorkers | null = null;
     try {
       worker = await startDeliveryWorker(deps, opts);
       return await fn(deps);
@@ -131,7 +130,9 @@ describe('delivery under faults', function () {
     };
     const worker = await startDeliveryWorker(logged, { sweepEverySeconds: 0 });
     try {
-      expect(() => worker.emit('error', new Error('could not renew lock'))).not.to.throw();
+      for (const w of [worker.transactional, worker.broadcast]) {
+        expect(() => w.emit('error', new Error('could not renew lock'))).not.to.throw();
+      }
       expect(lines.some((l) => l.includes('"event":"DELIVERY_WORKER_ERROR"'))).to.equal(true);
       const e = await seed(['after-error@dest.test']);
       await enqueueEmail(api.deps.queues, e.id);

@@ -4,7 +4,7 @@
 import { expect } from 'chai';
 import type { Worker } from 'bullmq';
 import type { SMTPServerSession } from 'smtp-server';
-import { startDeliveryWorker } from '../../workers/delivery.js';
+import { startDeliveryWorker, type DeliveryWorkers } from '../../workers/delivery.js';
 import { ProviderThrottle, type ThrottleOptions } from '../../workers/delivery/throttle.js';
 import type { WorkerDeps } from '../../workers/deps.js';
 import { startMetricsWorker } from '../../workers/metrics.js';
@@ -34,7 +34,7 @@ describe('delivery pacing (provider throttle, connections per MX host)', functio
   let sink: Sink;
   let dns: TestDns;
   let deps: WorkerDeps;
-  let worker: Worker;
+  let worker: DeliveryWorkers;
   let metrics: Worker;
   let domainId: string;
   const conns = { open: 0, max: 0, total: 0 };

@@ -1,7 +1,6 @@
 import { expect } from 'chai';
 import { spawn, type ChildProcess } from 'node:child_process';
-import type { Worker } from 'bullmq';
-import { startDeliveryWorker } from '../../workers/delivery.js';
+import { startDeliveryWorker, type DeliveryWorkers } from '../../workers/delivery.js';
 import type { WorkerDeps } from '../../workers/deps.js';
 import { enqueueEmail, giveDkimKey, seedEmail } from '../helpers/mail-seed.js';
 import { track } from '../helpers/resources.js';
@@ -56,7 +55,10 @@ describe('delivery worker (smarthost)', () => {
     const deps: WorkerDeps = workerDepsFor(api, { SMTP_SMARTHOST: smarthost });
     // A short stalled-check interval: BullMQ's check is shared by the queue's workers, and the
     // kill test below relies on it running often.
-    const worker: Worker = await startDeliveryWorker(deps, { sweepEverySeconds: 0, worker: { stalledInterval: 500 } });
+    const worker: DeliveryWorkers = await startDeliveryWorker(deps, {
+      sweepEverySeconds: 0,
+      worker: { stalledInterval: 500 },
+    });
     try {
       const e = await seed('carol@gmail.com');
       await enqueueEmail(api.deps.queues, e.id);

@@ -1,8 +1,7 @@
 // The delivery sweep (re-enqueues messages whose job was lost) runs as a BullMQ job scheduler,
 // which is itself a Redis record: the worker must put it back when Redis loses it.
-import type { Worker } from 'bullmq';
 import { expect } from 'chai';
-import { startDeliveryWorker } from '../../workers/delivery.js';
+import { startDeliveryWorker, type DeliveryWorkers } from '../../workers/delivery.js';
 import { startApi, type TestApi } from '../helpers/stack.js';
 import { workerDepsFor } from '../helpers/workers.js';
 import { waitFor } from '../helpers/wait.js';
@@ -19,7 +18,7 @@ describe('delivery sweep schedule', () => {
 
   it('re-creates the sweep scheduler after Redis lost it', async () => {
     const deps = workerDepsFor(api);
-    let worker: Worker | null = null;
+    let worker: DeliveryWorkers | null = null;
     try {
       worker = await startDeliveryWorker(deps, { sweepEverySeconds: 60, rescheduleEveryMs: 100 });
       const queue = api.deps.queues.delivery;

@@ -4,8 +4,7 @@
 // the sweeper re-enqueueing messages whose job was lost, in-process and in the real worker process.
 import { expect } from 'chai';
 import { spawn } from 'node:child_process';
-import type { Worker } from 'bullmq';
-import { startDeliveryWorker } from '../../workers/delivery.js';
+import { startDeliveryWorker, type DeliveryWorkers } from '../../workers/delivery.js';
 import type { WorkerDeps } from '../../workers/deps.js';
 import { startDns, type TestDns } from '../helpers/dns.js';
 import { giveDkimKey, seedEmail } from '../helpers/mail-seed.js';
@@ -33,7 +32,7 @@ describe('delivery: wait reasons, retries, sweeper', function () {
   let sink: Sink;
   let dns: TestDns;
   let deps: WorkerDeps;
-  let worker: Worker | null;
+  let worker: DeliveryWorkers | null;
 
   const env = () => ({
     OUTBOUND_PORT: String(sink.port),

@@ -1,8 +1,7 @@
 import { expect } from 'chai';
-import type { Worker } from 'bullmq';
 import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
 import { parseVerpAddress, verpAddress } from '../../shared/mail/verp.js';
-import { startDeliveryWorker } from '../../workers/delivery.js';
+import { startDeliveryWorker, type DeliveryWorkers } from '../../workers/delivery.js';
 import type { WorkerDeps } from '../../workers/deps.js';
 import { enqueueEmail, giveDkimKey, seedEmail, type DkimPair } from '../helpers/mail-seed.js';
 import { seedOrg, type SeededOrg } from '../helpers/seed.js';
@@ -17,7 +16,7 @@ describe('delivery worker (direct to MX)', () => {
   let sink: Sink;
   let dns: Awaited<ReturnType<typeof startDns>>;
   let deps: WorkerDeps;
-  let worker: Worker;
+  let worker: DeliveryWorkers;
   let dkim: DkimPair;
   const domain = () => org.domains['acme.test']!;
 

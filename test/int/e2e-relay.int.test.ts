@@ -6,12 +6,11 @@
 import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import type { Worker } from 'bullmq';
 import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
 import { createMxServer } from '../../api/smtp/mx-server.js';
 import { createLogger } from '../../shared/logger.js';
 import { parseVerpAddress } from '../../shared/mail/verp.js';
-import { startDeliveryWorker } from '../../workers/delivery.js';
+import { startDeliveryWorker, type DeliveryWorkers } from '../../workers/delivery.js';
 import type { WorkerDeps } from '../../workers/deps.js';
 import { startInboundWorker } from '../../workers/inbound.js';
 import { startDns, type TestDns } from '../helpers/dns.js';
@@ -42,7 +41,7 @@ describe('end to end: relay → delivery → MX replies, DSN and ARF', function 
   let sink: Sink;
   let dns: TestDns;
   let deps: WorkerDeps;
-  let delivery: Worker;
+  let delivery: DeliveryWorkers;
   let mxPort: number;
   let dkim: DkimPair;
   let closeMx: () => Promise<void>;

@@ -3,11 +3,10 @@
 // them; live messages are recomposed by the same code, labelled so. The demo domain never
 // leaves the machine, even for a live message that reached the worker.
 import { expect } from 'chai';
-import type { Worker } from 'bullmq';
 import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
 import { insertDomain } from '../../shared/db/domains.js';
 import { parseVerpAddress } from '../../shared/mail/verp.js';
-import { startDeliveryWorker } from '../../workers/delivery.js';
+import { startDeliveryWorker, type DeliveryWorkers } from '../../workers/delivery.js';
 import type { WorkerDeps } from '../../workers/deps.js';
 import { enqueueEmail, giveDkimKey, seedEmail, type DkimPair } from '../helpers/mail-seed.js';
 import { seedOrg, type SeededOrg } from '../helpers/seed.js';
@@ -21,7 +20,7 @@ describe('GET /emails/{id}/raw (the development inbox)', function () {
   let org: SeededOrg;
   let other: SeededOrg;
   let deps: WorkerDeps;
-  let worker: Worker;
+  let worker: DeliveryWorkers;
   let dkim: DkimPair;
   let test: { token: string };
   let live: { token: string };

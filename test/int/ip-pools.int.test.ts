@@ -4,11 +4,10 @@
 // never reused across sources; each address warms up on its own cap, on top of the domain's ramp,
 // which an established domain skips; the SPF record names the pool addresses.
 import { expect } from 'chai';
-import type { Worker } from 'bullmq';
 import type { SMTPServerSession } from 'smtp-server';
 import { poolCommands } from '../../api/cli/commands/pool.js';
 import type { CliContext, Command, Values } from '../../api/cli/command.js';
-import { startDeliveryWorker } from '../../workers/delivery.js';
+import { startDeliveryWorker, type DeliveryWorkers } from '../../workers/delivery.js';
 import { ProviderThrottle, DEFAULT_THROTTLE } from '../../workers/delivery/throttle.js';
 import type { WorkerDeps } from '../../workers/deps.js';
 import { startDns, type TestDns } from '../helpers/dns.js';
@@ -29,7 +28,7 @@ describe('IP pools (real SMTP from 127.0.0.2 / 127.0.0.3)', function () {
   let sink: Sink;
   let dns: TestDns;
   let deps: WorkerDeps;
-  let worker: Worker;
+  let worker: DeliveryWorkers;
   /** Per SMTP session: the source address and the EHLO name the MX saw. */
   const sessions = new Map<string, { remote: string; ehlo: string }>();
 

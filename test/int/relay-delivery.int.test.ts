@@ -2,11 +2,10 @@
 // message to a local MX (smarthost) with the client's headers and body intact, plus Tern's
 // DKIM-Signature and VERP envelope, and nothing else changed.
 import { expect } from 'chai';
-import type { Worker } from 'bullmq';
 import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
 import MailComposer from 'nodemailer/lib/mail-composer';
 import { parseVerpAddress } from '../../shared/mail/verp.js';
-import { startDeliveryWorker } from '../../workers/delivery.js';
+import { startDeliveryWorker, type DeliveryWorkers } from '../../workers/delivery.js';
 import type { WorkerDeps } from '../../workers/deps.js';
 import { giveDkimKey, type DkimPair } from '../helpers/mail-seed.js';
 import { startRelay, type TestRelay } from '../helpers/relay.js';
@@ -29,7 +28,7 @@ describe('SMTP relay → delivery worker', () => {
   let relay: TestRelay;
   let sink: Sink;
   let deps: WorkerDeps;
-  let worker: Worker;
+  let worker: DeliveryWorkers;
   let dkim: DkimPair;
 
   before(async () => {

@@ -3,7 +3,6 @@
 // that found a 503 whose email was stored and delivered). Private services on free loopback
 // ports, never the shared ones. Every answer is checked against what was stored: 503 (or any
 // error) ⇒ no row with its subject; 200 ⇒ exactly that row, delivered exactly once.
-import type { Worker } from 'bullmq';
 import { expect } from 'chai';
 import {
   startPrivatePostgres,
@@ -12,7 +11,7 @@ import {
   type PrivateRedis,
 } from '../../bench/lib/private-services.js';
 import type { Sql } from '../../shared/db/pool.js';
-import { startDeliveryWorker } from '../../workers/delivery.js';
+import { startDeliveryWorker, type DeliveryWorkers } from '../../workers/delivery.js';
 import type { WorkerDeps } from '../../workers/deps.js';
 import { giveDkimKey } from '../helpers/mail-seed.js';
 import { privateDatabase } from '../helpers/db.js';
@@ -42,7 +41,7 @@ describe('POST /emails through outages of its own Postgres and Redis', function 
   let api: TestApi;
   let sink: Sink;
   let wdeps: WorkerDeps;
-  let worker: Worker;
+  let worker: DeliveryWorkers;
   let token: string;
   let untrack: () => Promise<void>;
 

@@ -5,7 +5,6 @@
 import { expect } from 'chai';
 import MailComposer from 'nodemailer/lib/mail-composer';
 import { rollupPending } from '../../shared/db/metrics.js';
-import { BROADCAST_BAND } from '../../shared/delivery-queue.js';
 import { buildEmailRow } from '../../shared/email-row.js';
 import { recordEvents } from '../../shared/events.js';
 import { ConsoleClient } from '../helpers/console.js';
@@ -60,11 +59,17 @@ describe('streams: API, relay, metrics and console', function () {
     const [c, d] = batch.json.data.map((x: { id: string }) => x.id);
     expect([await streamOf(c), await streamOf(d)]).to.deep.equal(['broadcast', 'transactional']);
 
-    // The jobs sit in their stream's band of the queue: transactional ahead of broadcast.
-    const jobs = await Promise.all([plain.json.id, bulk.json.id].map((id) => api.deps.queues.delivery.getJob(id)));
-    expect(jobs[0]!.opts.priority).to.be.below(BROADCAST_BAND);
-    expect(jobs[1]!.opts.priority).to.be.at.least(BROADCAST_BAND);
-    expect(jobs[1]!.data).to.deep.include({ stream: 'broadcast', orgId: org.organization.id });
+    // Each job sits in its stream's queue, the org's first waiting job of that stream (priority 1).
+    const queues = api.deps.queues;
+    const [plainJob, bulkJob] = await Promise.all([
+      queues.delivery.getJob(plain.json.id),
+      queues['delivery-broadcast'].getJob(bulk.json.id),
+    ]);
+    expect(await queues['delivery-broadcast'].getJob(plain.json.id)).to.equal(undefined);
+    expect(await queues.delivery.getJob(bulk.json.id)).to.equal(undefined);
+    expect(plainJob!.data).to.deep.include({ stream: 'transactional', orgId: org.organization.id });
+    expect(bulkJob!.data).to.deep.include({ stream: 'broadcast', orgId: org.organization.id });
+    expect(bulkJob!.opts.priority).to.equal(1);
   });
 
   it('refuses an unknown stream with a validation error naming the field', async () => {

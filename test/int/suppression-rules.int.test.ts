@@ -3,10 +3,9 @@
 // messages sent through POST /emails (live key, a smarthost sink) and by broadcasts; a CSV of
 // 10,000 rules imported in one request and matched exactly; the CSV export read back by the import.
 import { expect } from 'chai';
-import type { Worker } from 'bullmq';
 import { parse } from 'csv-parse/sync';
 import { processBroadcastBatch } from '../../workers/broadcast.js';
-import { startDeliveryWorker } from '../../workers/delivery.js';
+import { startDeliveryWorker, type DeliveryWorkers } from '../../workers/delivery.js';
 import type { WorkerDeps } from '../../workers/deps.js';
 import { findSuppressedEmails } from '../../shared/db/suppressions.js';
 import { giveDkimKey } from '../helpers/mail-seed.js';
@@ -23,7 +22,7 @@ describe('suppression rules and bulk suppressions', () => {
   let admin: string;
   let sink: Sink;
   let wdeps: WorkerDeps;
-  let worker: Worker;
+  let worker: DeliveryWorkers;
 
   before(async function () {
     this.timeout(60_000);

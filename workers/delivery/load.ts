@@ -1,6 +1,7 @@
 // The first step of a delivery job: the message and its pending recipients, read for the jobs of
 // one batch together (two statements for many jobs), and a scheduled message released when its
 // time has come.
+import { enqueueMail } from '../../shared/queues.js';
 import {
   getDeliveryEmails,
   pendingRecipients,
@@ -48,7 +49,7 @@ async function releaseSchedule(deps: WorkerDeps, email: DeliveryEmail): Promise<
   if (email.status !== 'scheduled') return true;
   const at = email.scheduled_at?.getTime() ?? 0;
   if (at > Date.now() + 1000) {
-    await deps.queues.delivery.enqueue([
+    await enqueueMail(deps.queues, [
       {
         emailId: email.id,
         orgId: email.org_id,

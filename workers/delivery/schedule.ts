@@ -4,7 +4,7 @@
 // messages none of whose recipients can move any more.
 import { findSettledEmails, findStuckEmails } from '../../shared/db/delivery-sweep.js';
 import { nextDue, settleEmails } from '../../shared/db/delivery.js';
-import type { Queues } from '../../shared/queues.js';
+import { deliveryQueue, enqueueMail, type Queues } from '../../shared/queues.js';
 import type { Stream } from '../../shared/streams.js';
 import type { WorkerDeps } from '../deps.js';
 import { SweepTrigger } from './sweep-trigger.js';
@@ -17,7 +17,7 @@ const PAGE = 500;
 export async function scheduleNext(deps: WorkerDeps, email: { id: string; org_id: string; stream: Stream }) {
   const due = await nextDue(deps.sql, email.id);
   if (!due) return;
-  await deps.queues.delivery.enqueue([
+  await enqueueMail(deps.queues, [
     {
       emailId: email.id,
       orgId: email.org_id,
@@ -32,9 +32,9 @@ export async function scheduleNext(deps: WorkerDeps, email: { id: string; org_id
  * Which of the given job ids still wait or run. One state look-up per id, all sent at once (a
  * page of 500 messages costs one burst of round trips, not 1,500 in turn).
  */
-async function liveJobs(queue: Queues['delivery'], ids: string[]): Promise<Set<string>> {
-  const states = await Promise.all(ids.map((id) => queue.getJobState(id)));
-  return new Set(ids.filter((_, i) => LIVE_STATES.has(states[i]!)));
+async function liveJobs(queues: Queues, jobs: { id: string; stream: Stream }[]): Promise<Set<string>> {
+  const states = await Promise.all(jobs.map((j) => deliveryQueue(queues, j.stream).getJobState(j.id)));
+  return new Set(jobs.filter((_, i) => LIVE_STATES.has(states[i]!)).map((j) => j.id));
 }
 
 /** The sweep job each message last got from this process (its id carries a time stamp). */
@@ -50,7 +50,10 @@ async function sweepPage(deps: WorkerDeps, graceSeconds: number, after: string) 
       [s.id, ...(s.due ? [`${s.id}-${s.due.getTime()}`] : []), ...(swept.has(s.id) ? [swept.get(s.id)!] : [])],
     ]),
   );
-  const live = await liveJobs(deps.queues.delivery, [...jobsOf.values()].flat());
+  const live = await liveJobs(
+    deps.queues,
+    stuck.flatMap((s) => jobsOf.get(s.id)!.map((id) => ({ id, stream: s.stream }))),
+  );
   const lost = stuck.filter((s) => !jobsOf.get(s.id)!.some((id) => live.has(id)));
   if (lost.length > 0) {
     const stamp = Date.now();
@@ -61,7 +64,7 @@ async function sweepPage(deps: WorkerDeps, graceSeconds: number, after: string) 
       stream: s.stream,
       jobId: `${s.id}-sweep-${stamp}`,
     }));
-    await deps.queues.delivery.enqueue(jobs);
+    await enqueueMail(deps.queues, jobs);
     for (const j of jobs) swept.set(j.emailId, j.jobId);
     deps.logger.warn(
       { event: 'DELIVERY_SWEEP_REQUEUED', count: lost.length, emailIds: lost.map((s) => s.id) },
@@ -107,6 +110,7 @@ export const startSweeper = {
     await settleLeftovers(deps, graceSeconds);
     // Fairness counts left high by jobs removed unseen (a cancel) start again from an empty queue.
     await deps.queues.delivery.resetCountsIfIdle();
+    await deps.queues['delivery-broadcast'].resetCountsIfIdle();
     let after = '';
     let total = 0;
     for (;;) {

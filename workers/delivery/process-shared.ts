@@ -1,0 +1,94 @@
+// What the delivery workers of one process (one per stream) share: the outbound connections (so
+// OUTBOUND_CONNECTIONS_PER_HOST holds per process, whatever the stream), the provider pacing, the
+// attempt leases and the journal (one process token), the published-event marks and the
+// broadcast share. Made by the first stream worker of a process and closed when the last one
+// closes.
+import { EventPublisher, PublishedMarks } from '../../shared/events.js';
+import { Outbound } from '../../shared/mail/outbound/index.js';
+import type { WorkerDeps } from '../deps.js';
+import { BroadcastShare } from './broadcast-share.js';
+import { HandOvers } from './handover.js';
+import { DeliveryJournal } from './journal.js';
+import { AttemptLeases } from './leases.js';
+import { DeliveryLoader } from './load.js';
+import { OutcomeRecorder } from './record.js';
+import { DEFAULT_THROTTLE, ProviderThrottle, type ThrottleOptions } from './throttle.js';
+
+export interface ProcessOptions {
+  throttle?: ThrottleOptions;
+  /** Longest wait for a free outbound connection (default 60 s). */
+  acquireTimeoutMs?: number;
+  /** Delivery slots per stream (default DELIVERY_CONCURRENCY). */
+  concurrency?: number;
+}
+
+export interface DeliveryProcess {
+  outbound: Outbound;
+  throttle: ProviderThrottle;
+  marks: PublishedMarks;
+  leases: AttemptLeases;
+  journal: DeliveryJournal;
+  share: BroadcastShare;
+}
+
+/**
+ * The steps whose statements are shared by a stream worker's concurrent jobs (one statement or
+ * Redis round trip for a batch of jobs; each job still waits for its own writes to commit). Each
+ * stream has its own, so a transactional message's statements never wait behind a batch of
+ * broadcast mail.
+ */
+export interface Batched {
+  loader: DeliveryLoader;
+  handOvers: HandOvers;
+  recorder: OutcomeRecorder;
+  publisher: EventPublisher;
+}
+
+export function newBatched(deps: WorkerDeps, marks: PublishedMarks): Batched {
+  return {
+    loader: new DeliveryLoader(deps.sql),
+    handOvers: new HandOvers(deps.sql),
+    recorder: new OutcomeRecorder(deps.sql),
+    publisher: new EventPublisher(deps.sql, deps.queues, marks),
+  };
+}
+
+const processes = new WeakMap<WorkerDeps, { process: DeliveryProcess; users: number }>();
+
+/** The process's shared delivery parts (made at the first call); pair with `leaveProcess`. */
+export function joinProcess(deps: WorkerDeps, opts: ProcessOptions = {}): DeliveryProcess {
+  const known = processes.get(deps);
+  if (known) {
+    known.users++;
+    return known.process;
+  }
+  const leases = new AttemptLeases(deps.sql, deps.logger);
+  const process: DeliveryProcess = {
+    outbound: new Outbound(deps.config, { acquireTimeoutMs: opts.acquireTimeoutMs }),
+    throttle: new ProviderThrottle(deps.redis, deps.redisKeys, opts.throttle ?? DEFAULT_THROTTLE),
+    marks: new PublishedMarks(deps.sql, (err) =>
+      deps.logger.warn(
+        { event: 'EVENTS_MARK_FAILED', err },
+        'marking events published failed; they will be republished',
+      ),
+    ),
+    leases,
+    journal: new DeliveryJournal(deps.config.deliveryJournalDir, leases.process),
+    share: new BroadcastShare(opts.concurrency ?? deps.config.deliveryConcurrency, deps.config.broadcastMaxShare),
+  };
+  processes.set(deps, { process, users: 1 });
+  return process;
+}
+
+/** A stream worker closed; the last one closes the shared parts. */
+export function leaveProcess(deps: WorkerDeps): void {
+  const known = processes.get(deps);
+  if (!known || --known.users > 0) return;
+  processes.delete(deps);
+  const p = known.process;
+  p.share.detach();
+  p.outbound.close();
+  p.leases.close();
+  p.journal.close();
+  void p.marks.flush();
+}
