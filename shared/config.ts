@@ -56,6 +56,11 @@ export interface Config {
    * delivers transactional mail (BROADCAST_MAX_SHARE, default 0.5; workers/delivery/broadcast-share.ts).
    */
   broadcastMaxShare: number;
+  /**
+   * Broadcast messages waiting in the delivery-broadcast queue past which broadcasts store no
+   * next batch until it drains below (BROADCAST_QUEUE_MAX, default 2000; 0: never wait).
+   */
+  broadcastQueueMax: number;
   /** Seconds between runs of the delivery sweeper (DELIVERY_SWEEP_SECONDS, default 15). */
   deliverySweepSeconds: number;
   /** A recipient due this long with no live job is re-enqueued (DELIVERY_SWEEP_GRACE_SECONDS, 15). */
@@ -361,6 +366,7 @@ export function loadToolConfig(env: Env = process.env): ToolConfig {
     outboundConnectionsPerHost: positive(env, 'OUTBOUND_CONNECTIONS_PER_HOST', 5, true),
     deliveryConcurrency: positive(env, 'DELIVERY_CONCURRENCY', 50, true),
     broadcastMaxShare: share(env, 'BROADCAST_MAX_SHARE', 0.5),
+    broadcastQueueMax: nonNegative(env, 'BROADCAST_QUEUE_MAX', 2000),
     deliverySweepSeconds: positive(env, 'DELIVERY_SWEEP_SECONDS', 15),
     deliverySweepGraceSeconds: positive(env, 'DELIVERY_SWEEP_GRACE_SECONDS', 15),
     deliveryJournalDir: str(env, 'DELIVERY_JOURNAL_DIR', join(tmpdir(), `${brand}-delivery-journal`)),
@@ -396,6 +402,7 @@ export const CONFIG_VARIABLES = [
   'BODY_LIMIT_BYTES',
   'BRAND',
   'BROADCAST_MAX_SHARE',
+  'BROADCAST_QUEUE_MAX',
   'CONTACT_BULK_CONCURRENCY',
   'CONTACT_BULK_SWEEP_SECONDS',
   'DATABASE_POOL_MAX',

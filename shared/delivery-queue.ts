@@ -154,6 +154,11 @@ export class DeliveryQueue extends Queue<DeliveryJob> {
     await client.eval(TAKE_ONE, 1, this.fairKey, job.orgId);
   }
 
+  /** Jobs waiting to be taken now (not the delayed ones): BullMQ's own counts, never a hint. */
+  async waiting(): Promise<number> {
+    return await this.getJobCountByTypes('waiting', 'prioritized');
+  }
+
   /** Clears the waiting counts when nothing waits (a count left high by a job removed unseen). */
   async resetCountsIfIdle(): Promise<boolean> {
     const counts = await this.getJobCounts('waiting', 'prioritized');

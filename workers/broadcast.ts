@@ -7,8 +7,13 @@
 // the row's is stale (its batch committed), so a job that runs twice never repeats a batch; a
 // crash before the commit leaves the cursor where it was, and the retried job does the batch.
 // Cancel is seen at the lock of the next batch. A sweeper restarts sends whose next job is lost.
+// Backpressure: while the delivery-broadcast queue holds BROADCAST_QUEUE_MAX waiting messages or
+// more, a batch stores nothing and looks again PACE_MS later (the broadcast's row is touched, so
+// the sweeper knows it is alive). A 100,000-contact broadcast then becomes messages as fast as
+// they are delivered, instead of 100,000 rows and jobs at once: Postgres, Redis's memory and the
+// transactional mail beside it are spared the burst, and a cancel leaves little to cancel.
 import { Worker, type Job } from 'bullmq';
-import { enqueueBatch } from '../shared/broadcast-jobs.js';
+import { batchJobId, enqueueBatch } from '../shared/broadcast-jobs.js';
 import { buildContactEmail, type ContactMessage } from '../shared/contact-email.js';
 import {
   abandonBroadcast,
@@ -18,6 +23,7 @@ import {
   lockBroadcast,
   recordBatch,
   segmentPage,
+  touchBroadcast,
   type BatchContact,
   type BroadcastRow,
   type Counts,
@@ -34,12 +40,15 @@ import type { QueueConsumer, WorkerDeps } from './deps.js';
 import { runEvery } from './periodic.js';
 
 export const DEFAULT_BATCH_SIZE = 500;
+/** How long a batch held back by a full broadcast queue waits before it looks again. */
+export const PACE_MS = 250;
 
 type Locked = BroadcastRow & { domain_name: string };
 
 export type BatchResult =
   | { kind: 'idle'; why: 'gone' | 'inactive' | 'stale' }
   | { kind: 'early'; delayMs: number }
+  | { kind: 'paced' }
   | { kind: 'done' | 'more'; cursor: string | null; counts: Counts; emailIds: string[]; orgId: string };
 
 /** First batch: the segment and template version every batch of this send will use. */
@@ -105,13 +114,17 @@ function build(b: Locked, template: TemplateVersionRow | null | 'missing', conta
   return { rows, messages };
 }
 
-async function runBatch(tx: TxSql, job: BroadcastJob, batchSize: number): Promise<BatchResult> {
+async function runBatch(tx: TxSql, job: BroadcastJob, batchSize: number, queueFull: boolean): Promise<BatchResult> {
   let b = await lockBroadcast(tx, job.broadcastId);
   if (!b) return { kind: 'idle', why: 'gone' };
   if (b.status !== 'scheduled' && b.status !== 'sending') return { kind: 'idle', why: 'inactive' };
   if (b.cursor !== job.after) return { kind: 'idle', why: 'stale' };
   if (b.status === 'scheduled' && b.scheduled_at && b.scheduled_at.getTime() > Date.now() + 1000) {
     return { kind: 'early', delayMs: b.scheduled_at.getTime() - Date.now() };
+  }
+  if (queueFull) {
+    await touchBroadcast(tx, b.id);
+    return { kind: 'paced' };
   }
   if (b.segment_filter === null) {
     b = await start(tx, b);
@@ -141,13 +154,36 @@ async function runBatch(tx: TxSql, job: BroadcastJob, batchSize: number): Promis
   return { kind: done ? 'done' : 'more', cursor, counts, emailIds: kept.map((m) => m.email.id), orgId: b.org_id };
 }
 
+/**
+ * Whether the delivery-broadcast queue holds BROADCAST_QUEUE_MAX waiting messages or more. Read
+ * before the batch's transaction (never a Redis call while the broadcast's row is locked); Redis
+ * trouble answers no, and the enqueue after the batch meets it.
+ */
+async function queueFull(deps: WorkerDeps): Promise<boolean> {
+  const max = deps.config.broadcastQueueMax;
+  if (max <= 0) return false;
+  try {
+    return (await deps.queues['delivery-broadcast'].waiting()) >= max;
+  } catch {
+    return false;
+  }
+}
+
 /** One batch of a send; enqueues its deliveries and the next batch after the commit. */
 export async function processBroadcastBatch(
   deps: WorkerDeps,
   job: BroadcastJob,
   batchSize = DEFAULT_BATCH_SIZE,
 ): Promise<BatchResult> {
-  const result = await deps.sql.begin((tx) => runBatch(tx, job, batchSize));
+  const full = await queueFull(deps);
+  const result = await deps.sql.begin((tx) => runBatch(tx, job, batchSize, full));
+  if (result.kind === 'paced') {
+    await enqueueBatch(deps.queues, job.broadcastId, job.after, {
+      delayMs: PACE_MS,
+      jobId: `${batchJobId(job.broadcastId, job.after)}-paced-${Date.now()}`,
+    });
+    return result;
+  }
   if (result.kind === 'early') {
     await enqueueBatch(deps.queues, job.broadcastId, job.after, {
       delayMs: result.delayMs,

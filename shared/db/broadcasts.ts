@@ -125,7 +125,9 @@ export async function startSend(db: Db, s: EmailScope, id: string, at: Date | nu
 /**
  * Scheduled or sending → canceled, and the broadcast's messages not yet handed to delivery are
  * canceled with it (the delivery worker claims a message with the same kind of conditional
- * update, so each message is either delivered or canceled). Null when it is in another state.
+ * update, so each message is either delivered or canceled). The messages are locked in id order,
+ * as the delivery worker's claims lock theirs, so a cancel and a claim never deadlock. Null when
+ * the broadcast is in another state.
  */
 export async function cancelBroadcast(db: Db, s: EmailScope, id: string): Promise<BroadcastRow | null> {
   const [row] = await db<BroadcastRow[]>`
@@ -135,8 +137,10 @@ export async function cancelBroadcast(db: Db, s: EmailScope, id: string): Promis
   if (!row) return null;
   const ids = db`select email_id from broadcast_recipients where broadcast_id = ${id} and email_id is not null`;
   await db`
-    update emails set status = 'canceled', updated_at = now()
-    where id in (${ids}) and status in ('scheduled', 'queued')`;
+    update emails e set status = 'canceled', updated_at = now()
+    from (select id from emails where id in (${ids}) and status in ('scheduled', 'queued')
+          order by id for update) l
+    where e.id = l.id`;
   await db`
     update email_recipients set status = 'canceled', wait_reason = null, updated_at = now()
     where email_id in (${ids}) and status in ('scheduled', 'queued')`;
@@ -274,9 +278,15 @@ export async function recordBatch(
 export async function findStalledBroadcasts(db: Db, graceSeconds: number, limit: number) {
   return await db<Pick<BroadcastRow, 'id' | 'cursor' | 'status'>[]>`
     select id, cursor, status from broadcasts
-    where (status = 'scheduled' and scheduled_at <= now() - make_interval(secs => ${graceSeconds}))
-       or (status = 'sending' and updated_at <= now() - make_interval(secs => ${graceSeconds}))
+    where ((status = 'scheduled' and scheduled_at <= now() - make_interval(secs => ${graceSeconds}))
+           or status = 'sending')
+      and updated_at <= now() - make_interval(secs => ${graceSeconds})
     order by updated_at limit ${limit}`;
+}
+
+/** A batch held back by a full delivery queue: the send is alive (the sweeper leaves it alone). */
+export async function touchBroadcast(db: Db, id: string): Promise<void> {
+  await db`update broadcasts set updated_at = now() where id = ${id}`;
 }
 
 /**

@@ -146,12 +146,19 @@ export async function claimEmail(db: Db, id: string): Promise<boolean> {
   return rows.length === 1;
 }
 
-/** `claimEmail` for several messages; returns the ids claimed. */
+/**
+ * `claimEmail` for several messages; returns the ids claimed. The rows are locked in id order, as
+ * every statement that changes several queued messages at once does (cancelBroadcast): two such
+ * statements then never wait for each other in a circle (a deadlock Postgres would break by
+ * failing one of them).
+ */
 export async function claimEmails(db: Db, ids: string[]): Promise<string[]> {
   if (ids.length === 0) return [];
   const rows = await db<{ id: string }[]>`
-    update emails set status = 'processing', updated_at = now()
-    where id = any(${ids}) and status in ('scheduled', 'queued') returning id`;
+    update emails e set status = 'processing', updated_at = now()
+    from (select id from emails where id = any(${ids}) and status in ('scheduled', 'queued')
+          order by id for update) l
+    where e.id = l.id returning e.id`;
   return rows.map((r) => r.id);
 }
 
@@ -268,7 +275,8 @@ export async function failEmail(db: Db, emailId: string): Promise<void> {
  * The email-level end states (docs/api/emails.md): once no recipient can move any more (none
  * scheduled, queued, sent or delayed), a message still `queued` or `processing` becomes `sent`
  * when at least one recipient was handed to delivery, else `failed` (every recipient was
- * rejected or failed before hand-over: all suppressed, say). Returns the ids settled.
+ * rejected or failed before hand-over: all suppressed, say). Returns the ids settled. Rows are
+ * locked in id order, as claims and cancels lock theirs (claimEmails).
  */
 export async function settleEmails(db: Db, ids: string[]): Promise<string[]> {
   if (ids.length === 0) return [];
@@ -277,7 +285,9 @@ export async function settleEmails(db: Db, ids: string[]): Promise<string[]> {
              select 1 from email_recipients r where r.email_id = e.id
                and (r.attempts > 0 or r.status in ('delivered', 'bounced'))) then 'sent' else 'failed' end,
            updated_at = now()
-    where e.id = any(${ids}) and e.status in ('queued', 'processing')
+    from (select id from emails where id = any(${ids}) and status in ('queued', 'processing')
+          order by id for update) l
+    where e.id = l.id and e.status in ('queued', 'processing')
       and exists (select 1 from email_recipients r where r.email_id = e.id)
       and not exists (select 1 from email_recipients r where r.email_id = e.id
                       and r.status in ('scheduled', 'queued', 'sent', 'delivery_delayed'))

@@ -5,7 +5,8 @@
 import { expect } from 'chai';
 import { generateKeyPairSync } from 'node:crypto';
 import { Resend } from 'resend';
-import { getDeliveryEmail } from '../../shared/db/delivery.js';
+import { findStalledBroadcasts } from '../../shared/db/broadcasts.js';
+import { claimEmails, getDeliveryEmail } from '../../shared/db/delivery.js';
 import { newId } from '../../shared/ids.js';
 import * as tracker from '../../shared/tracking.js';
 import { unsubscribeUrl } from '../../shared/tracking.js';
@@ -496,6 +497,106 @@ describe('broadcasts', () => {
       expect(res.status).to.be.lessThan(300);
       const [contact] = await sql()`select unsubscribed from contacts where id = ${row!.contact_id}`;
       expect(contact!.unsubscribed).to.equal(true);
+    });
+  });
+  describe('cancel while delivery claims its messages', () => {
+    let raceSegment: string;
+    /** Batches never held back by the messages earlier tests left in the queue. */
+    let unpaced: WorkerDeps;
+    before(async () => {
+      await seedContacts('r', 600, 'race.test');
+      raceSegment = await segment('Race list', 'race.test');
+      unpaced = workerDepsFor(api, { BROADCAST_QUEUE_MAX: '0' });
+    });
+    after(async () => {
+      await unpaced.close();
+    });
+
+    it('never deadlocks: each message ends either claimed by delivery or canceled', async function () {
+      this.timeout(60_000);
+      for (let round = 0; round < 3; round++) {
+        const created = await req('POST', '/broadcasts', send.token, {
+          from: 'news@acme.test',
+          subject: `Race ${round}`,
+          text: 'race',
+          segment_id: raceSegment,
+        });
+        const id = created.json.id as string;
+        await req('POST', `/broadcasts/${id}/send`, send.token, {});
+        // 500 of the 600 contacts: the send is still going when it is canceled.
+        const batch = await processBroadcastBatch(unpaced, { broadcastId: id, after: null }, 500);
+        if (batch.kind !== 'more') throw new Error(`unexpected ${batch.kind}`);
+        const ids = batch.emailIds;
+        // Delivery claims the messages in batches of its own order while the broadcast is canceled.
+        const claimers = Array.from({ length: 12 }, async (_, k) => {
+          const mine = ids.filter((_, i) => i % 12 === k).reverse();
+          const claimed: string[] = [];
+          for (let i = 0; i < mine.length; i += 20) {
+            await sql().begin(async (tx) => {
+              claimed.push(...(await claimEmails(tx, mine.slice(i, i + 20))));
+              await new Promise((r) => setTimeout(r, 2));
+            });
+          }
+          return claimed;
+        });
+        const cancel = req('POST', `/broadcasts/${id}/cancel`, send.token);
+        const [canceled, ...claimed] = await Promise.all([cancel, ...claimers]);
+        expect(canceled.status, canceled.text).to.equal(200);
+        const statuses = await sql()<{ status: string; n: number }[]>`
+          select status, count(*)::int as n from emails where id = any(${ids}) group by 1`;
+        const byStatus = Object.fromEntries(statuses.map((r) => [r.status, r.n]));
+        expect((byStatus.processing ?? 0) + (byStatus.canceled ?? 0)).to.equal(ids.length);
+        expect(byStatus.processing ?? 0).to.equal(claimed.flat().length);
+      }
+    });
+  });
+
+  describe('backpressure', () => {
+    it('stores no next batch while the broadcast queue is full, keeps the send alive, and goes on once it drains', async () => {
+      await seedContacts('p', 15, 'pace.test');
+      const paceSegment = await segment('Pace list', 'pace.test');
+      const queue = wdeps.queues['delivery-broadcast'];
+      const max = (await queue.waiting()) + 5;
+      const paced = workerDepsFor(api, { BROADCAST_QUEUE_MAX: String(max) });
+      try {
+        const created = await req('POST', '/broadcasts', send.token, {
+          from: 'news@acme.test',
+          subject: 'Paced',
+          text: 'one batch at a time',
+          segment_id: paceSegment,
+        });
+        const id = created.json.id as string;
+        await req('POST', `/broadcasts/${id}/send`, send.token, {});
+        // The first batch fills the queue up to its limit; the next one stores nothing.
+        const first = await processBroadcastBatch(paced, { broadcastId: id, after: null }, 5);
+        if (first.kind !== 'more') throw new Error(`unexpected ${first.kind}`);
+        await sql()`update broadcasts set updated_at = now() - interval '1 hour' where id = ${id}`;
+        const held = await processBroadcastBatch(paced, { broadcastId: id, after: first.cursor }, 5);
+        expect(held).to.deep.equal({ kind: 'paced' });
+        const [row] = await sql()`select count_sent, cursor, status, updated_at from broadcasts where id = ${id}`;
+        expect(row).to.include({ count_sent: 5, cursor: first.cursor, status: 'sending' });
+        // Touched: the sweeper does not take a paced send for a stalled one.
+        expect(Date.now() - (row!.updated_at as Date).getTime()).to.be.below(60_000);
+        expect((await findStalledBroadcasts(sql(), 120, 100)).map((b) => b.id)).to.not.include(id);
+        // Its next look is a delayed job of the broadcast queue.
+        const delayed = await paced.queues.broadcast.getJobs(['delayed'], 0, -1);
+        expect(delayed.some((j) => j.data.broadcastId === id && j.data.after === first.cursor)).to.equal(true);
+        // Delivery takes the batch's messages: the next batch goes ahead.
+        for (const emailId of first.emailIds) await (await queue.getJob(emailId))!.remove();
+        const next = await processBroadcastBatch(paced, { broadcastId: id, after: first.cursor }, 5);
+        expect(next.kind).to.equal('more');
+        // A limit of 0 never holds a batch back.
+        const unpaced = workerDepsFor(api, { BROADCAST_QUEUE_MAX: '0' });
+        try {
+          if (next.kind !== 'more') throw new Error('unreachable');
+          const last = await processBroadcastBatch(unpaced, { broadcastId: id, after: next.cursor }, 5);
+          expect(last.kind).to.equal('more');
+        } finally {
+          await unpaced.close();
+        }
+      } finally {
+        await paced.close();
+      }
     });
   });
 });
