@@ -6,7 +6,10 @@ import { parseClusterUrl } from './redis-url.js';
 
 export interface Config {
   databaseUrl: string;
-  /** Most Postgres connections of one process's pool (DATABASE_POOL_MAX, default 10). */
+  /**
+   * Most Postgres connections of one process (DATABASE_POOL_MAX, default 10); a worker process
+   * with a broadcast thread splits them between its two pools (workers/broadcast-thread.ts).
+   */
   databasePoolMax: number;
   /**
    * What sits between Tern and Postgres (DATABASE_POOLER): `none` (a direct connection or a

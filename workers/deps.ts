@@ -33,10 +33,11 @@ export interface QueueConsumer {
   start(deps: WorkerDeps): Worker | Promise<Worker>;
 }
 
-export function createWorkerDeps(config: Config, logger: Logger): WorkerDeps {
+/** `application`: the Postgres application_name of the pool (the broadcast thread's differs). */
+export function createWorkerDeps(config: Config, logger: Logger, application = 'tern-worker'): WorkerDeps {
   const sql = createPool(config.databaseUrl, {
     max: config.databasePoolMax,
-    application: 'tern-worker',
+    application,
     pooler: config.databasePooler,
   });
   const bull = createRedis(config.redisUrl, 'bullmq', 'tern-worker');

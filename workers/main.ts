@@ -1,9 +1,11 @@
 // Entry of the `worker` process: consumes every BullMQ queue of the registry, or only those named
-// in WORKER_QUEUES. On SIGTERM each worker stops taking jobs and finishes the ones it holds
-// (worker.close()), then Redis and Postgres are closed.
-import type { Worker } from 'bullmq';
+// in WORKER_QUEUES. A process that delivers both streams runs the broadcast stream's consumers on
+// a thread of their own (workers/broadcast-thread.ts). On SIGTERM each worker stops taking jobs and
+// finishes the ones it holds (worker.close()), the thread likewise, then Redis and Postgres are
+// closed.
 import { createLogger } from '../shared/logger.js';
 import { fatal, loadConfigOrExit, onShutdown } from '../shared/shutdown.js';
+import { poolSizes, startConsumers, threadQueues } from './broadcast-thread.js';
 import { createWorkerDeps } from './deps.js';
 import { registry } from './registry.js';
 
@@ -28,14 +30,13 @@ async function main(): Promise<void> {
   process.on('uncaughtException', (err) =>
     logger.error({ event: 'WORKER_UNCAUGHT_EXCEPTION', err }, 'uncaught exception (kept running)'),
   );
-  const deps = createWorkerDeps(config, logger);
-  const workers: Worker[] = [];
-  for (const consumer of registry.filter((c) => wanted.includes(c.queue))) {
-    workers.push(await consumer.start(deps));
-  }
+  // With a broadcast thread, DATABASE_POOL_MAX is split between the two threads' pools.
+  const pools = threadQueues(wanted).length > 0 ? poolSizes(config.databasePoolMax) : null;
+  const deps = createWorkerDeps(pools ? { ...config, databasePoolMax: pools.main } : config, logger);
+  const consumers = await startConsumers(deps, wanted, logger, pools?.thread);
   logger.info({ queues: wanted }, 'worker started');
   onShutdown(logger, async () => {
-    await Promise.all(workers.map((w) => w.close()));
+    await consumers.close();
     await deps.close();
   });
 }

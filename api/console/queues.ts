@@ -102,7 +102,7 @@ async function queuesPage(ctx: ApiContext, { session }: ConsoleRequest): Promise
         sweep
           ? html`<p data-sweep>
               Finished ${when(new Date(sweep.finished_at))}; it put ${sweep.requeued} stuck
-              message${sweep.requeued === 1 ? '' : 's'} back on the delivery queue.
+              message${sweep.requeued === 1 ? '' : 's'} back on the delivery queues.
             </p>`
           : html`<p data-sweep class="muted">No sweep has finished since Redis last lost its data (or ever).</p>`,
         { title: 'Delivery sweeper' },

@@ -136,14 +136,19 @@ export async function cancelBroadcast(db: Db, s: EmailScope, id: string): Promis
     returning b.*`;
   if (!row) return null;
   const ids = db`select email_id from broadcast_recipients where broadcast_id = ${id} and email_id is not null`;
+  // Only the recipients of the messages this cancel took from delivery (a message a worker had
+  // claimed is the worker's), locked in id order like the hand-over's.
   await db`
-    update emails e set status = 'canceled', updated_at = now()
-    from (select id from emails where id in (${ids}) and status in ('scheduled', 'queued')
-          order by id for update) l
-    where e.id = l.id`;
-  await db`
-    update email_recipients set status = 'canceled', wait_reason = null, updated_at = now()
-    where email_id in (${ids}) and status in ('scheduled', 'queued')`;
+    with canceled as (
+      update emails e set status = 'canceled', updated_at = now()
+      from (select id from emails where id in (${ids}) and status in ('scheduled', 'queued')
+            order by id for update) l
+      where e.id = l.id returning e.id),
+    locked as (
+      select r.id from email_recipients r join canceled c on c.id = r.email_id
+      where r.status in ('scheduled', 'queued') order by r.id for update of r)
+    update email_recipients r set status = 'canceled', wait_reason = null, updated_at = now()
+    from locked where r.id = locked.id`;
   return row;
 }
 

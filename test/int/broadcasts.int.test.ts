@@ -475,6 +475,8 @@ describe('broadcasts', () => {
       expect(next).to.deep.equal({ kind: 'idle', why: 'inactive' });
       const statuses = await sql()`select status from emails where id = any(${first.emailIds})`;
       expect(statuses.map((s) => s.status)).to.deep.equal(Array(5).fill('canceled'));
+      const recipients = await sql()`select status from email_recipients where email_id = any(${first.emailIds})`;
+      expect(recipients.map((r) => r.status)).to.deep.equal(Array(5).fill('canceled'));
     });
 
     it('unsubscribes the contact from every broadcast when the broadcast has no topic', async () => {
@@ -547,6 +549,12 @@ describe('broadcasts', () => {
         const byStatus = Object.fromEntries(statuses.map((r) => [r.status, r.n]));
         expect((byStatus.processing ?? 0) + (byStatus.canceled ?? 0)).to.equal(ids.length);
         expect(byStatus.processing ?? 0).to.equal(claimed.flat().length);
+        // A claimed message's recipients are delivery's; a canceled one's are canceled with it.
+        const mismatched = await sql()`
+          select r.id from email_recipients r join emails e on e.id = r.email_id
+          where e.id = any(${ids})
+            and not ((e.status = 'canceled' and r.status = 'canceled') or (e.status = 'processing' and r.status = 'queued'))`;
+        expect(mismatched).to.deep.equal([]);
       }
     });
   });

@@ -4,6 +4,7 @@
 // organizations in one stream interleave, and broadcast deliveries never start past
 // BROADCAST_MAX_SHARE of the slots while transactional mail is being delivered.
 import { expect } from 'chai';
+import { spawn } from 'node:child_process';
 import type { AddressInfo } from 'node:net';
 import { SMTPServer } from 'smtp-server';
 import { startDeliveryWorker, type DeliveryWorkers } from '../../workers/delivery.js';
@@ -229,5 +230,49 @@ describe('delivery: streams, priority and fairness', function () {
     const aSoFar = doneWith('big-a');
     expect(aSoFar, 'A’s deliveries before C’s last one').to.be.below(40 + 4 * CONCURRENCY);
     await allDone('big-a', 200);
+  });
+  it('runs the broadcast stream on a thread of its own in the worker process, and stops cleanly', async () => {
+    const a = await newOrg();
+    const b = await newOrg();
+    await send(a, 'thread-a', 20, 'broadcast');
+    await send(b, 'thread-b', 3);
+    const child = spawn(process.execPath, ['--import', 'tsx', 'workers/main.ts'], {
+      env: {
+        ...process.env,
+        DATABASE_URL: api.db.url,
+        REDIS_URL: api.config.redisUrl,
+        REDIS_PREFIX: api.config.redisPrefix,
+        SECRET_KEY: api.config.secretKey,
+        OUTBOUND_PORT: String(sink.port),
+        DNS_SERVERS: dns.server,
+        WORKER_QUEUES: 'delivery,delivery-broadcast,broadcast',
+        LOG_LEVEL: 'info',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    const stop = track('worker process', async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      await exited;
+    });
+    try {
+      await allDone('thread-b', 3);
+      await allDone('thread-a', 20);
+      const lines = out
+        .split('\n')
+        .filter((l) => l.startsWith('{'))
+        .map((l) => JSON.parse(l) as { msg: string; thread?: string; queues?: string[] });
+      expect(lines.find((l) => l.msg === 'broadcast stream on a thread of its own')?.queues).to.deep.equal([
+        'delivery-broadcast',
+        'broadcast',
+      ]);
+      child.kill('SIGTERM');
+      expect(await exited, out).to.equal(0);
+    } finally {
+      await stop();
+    }
   });
 });

@@ -266,8 +266,11 @@ describe('the Procfile under a Procfile runner (foreman)', function () {
         60_000,
       );
 
-      const out = formation.output();
-      for (const p of ['web.1', 'web.2', 'worker.1', 'worker.2', 'relay.1', 'mx.1']) expect(out, p).to.contain(p);
+      // Every process of the formation ran (one that is slow to start on a busy machine has
+      // printed nothing yet when the mail above is through: its line is waited for).
+      for (const p of ['web.1', 'web.2', 'worker.1', 'worker.2', 'relay.1', 'mx.1']) {
+        await waitFor(`output of ${p}`, async () => formation.output().includes(p), 60_000);
+      }
     } finally {
       await sql.end();
       await stop();

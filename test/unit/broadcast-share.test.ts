@@ -32,4 +32,22 @@ describe('BroadcastShare', () => {
     expect(new BroadcastShare(3, 0.2, 50).cap).to.equal(1);
     expect(new BroadcastShare(4, 1, 50).cap).to.equal(4);
   });
+  it('follows the transactional mail of another thread, and tells its own changes', () => {
+    const worker = { concurrency: 1 };
+    const share = new BroadcastShare(10, 0.3, 50);
+    const told: boolean[] = [];
+    share.onChange((limited) => told.push(limited));
+    share.attach(worker);
+    share.setRemote(true);
+    expect(worker.concurrency).to.equal(3);
+    share.setRemote(false);
+    expect(worker.concurrency).to.equal(10);
+    share.transactionalStarted();
+    share.transactionalStarted();
+    share.setRemote(true);
+    share.setRemote(false);
+    expect(worker.concurrency, 'still held by its own transactional mail').to.equal(3);
+    expect(told).to.deep.equal([true, false, true]);
+    share.detach();
+  });
 });

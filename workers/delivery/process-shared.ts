@@ -80,6 +80,11 @@ export function joinProcess(deps: WorkerDeps, opts: ProcessOptions = {}): Delive
   return process;
 }
 
+/** The process's shared delivery parts, when a stream worker has made them. */
+export function processOf(deps: WorkerDeps): DeliveryProcess | null {
+  return processes.get(deps)?.process ?? null;
+}
+
 /** A stream worker closed; the last one closes the shared parts. */
 export function leaveProcess(deps: WorkerDeps): void {
   const known = processes.get(deps);
