@@ -2,7 +2,7 @@
 // the one router (api/router.ts) with every area of the web process. A route is added in its
 // area's registration function; an area is added to the list below.
 import Koa from 'koa';
-import { consoleArea } from './console/router.js';
+import { consoleArea, faviconArea } from './console/router.js';
 import { apiArea } from './dispatch.js';
 import { errorMiddleware } from './middleware/errors.js';
 import { docsArea } from './openapi/serve.js';
@@ -25,6 +25,8 @@ export function createApp(deps: AppDeps, handlers: Handlers = allHandlers): Koa<
       trackingArea(),
       // The console (/console/*) signs people in with a session cookie, never an API key.
       consoleArea(),
+      // /favicon.ico, the console's icon, asked for by browsers on any page of the host.
+      faviconArea(),
       // /healthz, /readyz.
       healthArea(),
       // The API reference page (/docs/api), which renders GET /api/v1/openapi.json.

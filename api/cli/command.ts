@@ -114,7 +114,9 @@ export function splitList(raw: string): string[] {
 export function commandHelp(cmd: Command): string {
   const flags = Object.entries(cmd.options).map(([name, o]) => {
     const left = `--${name}${o.value ? ` <${o.value}>` : ''}`;
-    return `  ${left.padEnd(34)}${o.help}${o.required ? ' (required)' : ''}`;
+    // A flag longer than the column goes on a line of its own, its help below, aligned.
+    const head = left.length < 34 ? left.padEnd(34) : `${left}\n${' '.repeat(36)}`;
+    return `  ${head}${o.help}${o.required ? ' (required)' : ''}`;
   });
   flags.push(`  ${'--help'.padEnd(34)}show this help`);
   return `tern ${cmd.name}: ${cmd.summary}\n\nUsage: tern ${cmd.name} [options]\n\nOptions:\n${flags.join('\n')}\n`;

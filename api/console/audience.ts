@@ -81,7 +81,11 @@ async function contactsPage(ctx: ApiContext, { session }: ConsoleRequest): Promi
     ? dataTable(['Address', 'Name', 'Subscription', 'Added'], contactRows(shown), { label: 'Contacts' })
     : email
       ? emptyState('No contact has this address.', 'Check the spelling, or clear the search.')
-      : emptyState('No contacts yet.', html`Add them with <code>POST /api/v1/contacts</code> or a CSV import.`);
+      : emptyState(
+          'No contacts yet.',
+          html`Add them with <code>POST /api/v1/contacts</code>, or import a CSV file with
+            <code>POST /api/v1/contacts/imports</code>.`,
+        );
   show(ctx, session, {
     title: 'Contacts',
     active: '/console/contacts',
@@ -130,9 +134,15 @@ async function contactPage(ctx: ApiContext, { session }: ConsoleRequest): Promis
               ),
               { label: 'Properties' },
             )
-          : card(emptyState('No properties.', 'Properties are set through the API or a CSV import.'), {
-              title: 'Properties',
-            })
+          : card(
+              emptyState(
+                'No properties.',
+                'Properties are set through the API or a CSV import (POST /api/v1/contacts/imports).',
+              ),
+              {
+                title: 'Properties',
+              },
+            )
       }
       <p><a class="btn" href="${hrefWith('/console/emails', { to: c.email })}">Emails to this contact</a></p>`,
   });

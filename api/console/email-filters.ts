@@ -153,7 +153,7 @@ export function filterForm(p: FilterParams, c: FilterChoices): Safe {
   const any: [string, string] = ['', 'Any'];
   const more = MORE.some((k) => p[k]);
   return html`<form method="get" action="/console/emails" role="search" aria-label="Filter emails">
-    ${p.mode === 'test' ? html`<input type="hidden" name="mode" value="test" />` : ''}
+    <input type="hidden" name="mode" value="${p.mode === 'test' ? 'test' : 'live'}" />
     <div class="filters">
       ${textField({
         name: 'to',

@@ -3,7 +3,7 @@
 // template and dates, 50 a page with cursor links. The detail page, its content views and its
 // actions are in ./email-detail.ts, ./email-content.ts and ./email-actions.ts.
 import { listOrgDomains } from '../../shared/db/domains.js';
-import { searchEmails, type EmailListRow } from '../../shared/db/email-search.js';
+import { hasEmails, searchEmails, type EmailListRow } from '../../shared/db/email-search.js';
 import { listKeys } from '../../shared/db/keys.js';
 import { listTemplates } from '../../shared/db/templates.js';
 import { isId } from '../../shared/ids.js';
@@ -65,7 +65,7 @@ function row(e: EmailListRow): Safe {
 function modeToggle(params: FilterParams): Safe {
   const test = params.mode === 'test';
   return html`<nav class="toggle" aria-label="Mode">
-    <a href="${listHref({ ...params, mode: undefined })}" ${test ? '' : html`aria-current="page"`}>Live</a>
+    <a href="${listHref({ ...params, mode: 'live' })}" ${test ? '' : html`aria-current="page"`}>Live</a>
     <a href="${listHref({ ...params, mode: 'test' })}" ${test ? html`aria-current="page"` : ''}>Test</a>
   </nav>`;
 }
@@ -87,7 +87,11 @@ function emptyList(filtered: boolean, test: boolean, params: FilterParams): Safe
 
 export async function emailsPage(ctx: ApiContext, { session }: ConsoleRequest): Promise<void> {
   const { sql } = ctx.deps;
-  const f = parseFilters(ctx.query);
+  // Without a mode asked for, an organization that has sent no live mail yet (the demo, a new
+  // install trying test keys) sees its test mail.
+  const asked = typeof ctx.query.mode === 'string' && ctx.query.mode !== '';
+  const testFirst = !asked && !(await hasEmails(sql, session.org_id, 'live'));
+  const f = parseFilters(testFirst ? { ...ctx.query, mode: 'test' } : ctx.query);
   const cursor = (name: 'after' | 'before') => {
     const v = ctx.query[name];
     return typeof v === 'string' && isId(v, 'em') ? v : undefined;

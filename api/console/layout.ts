@@ -54,7 +54,7 @@ function chrome(v: PageView, session: SessionRow): Safe {
       <span class="org">${session.org_name}</span>
       <details class="menu">
         <summary>Menu</summary>
-        ${navList(session, v.active, 'Main menu')}${who(session)}
+        <div class="menu-panel">${navList(session, v.active, 'Main menu')}${who(session)}</div>
       </details>
     </header>
     <aside class="sidebar">

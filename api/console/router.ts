@@ -99,6 +99,14 @@ function asset(name: string) {
   };
 }
 
+/**
+ * /favicon.ico: the console's icon. Browsers ask for it on any page of the host (the raw MIME of
+ * a message, the API reference), so it is an area of its own at the root.
+ */
+export function faviconArea(): Area {
+  return { prefix: '/favicon.ico', routes: [{ method: 'GET', path: '/favicon.ico', run: asset('icon.svg') }] };
+}
+
 /** The console's routes for the one router (api/router.ts), each page behind `guard`. */
 export function consoleArea(): Area {
   const routes: Route[] = [

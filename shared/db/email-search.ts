@@ -157,6 +157,13 @@ export async function searchEmails(db: Db, s: EmailSearch, page: EmailSearchPage
 }
 
 /** How many emails of `mode` the organization created since `since`, counted up to `cap` (an index range scan). */
+/** Whether the organization has any email of `mode` (the console's default list). */
+export async function hasEmails(db: Db, orgId: string, mode: 'live' | 'test'): Promise<boolean> {
+  const [row] = await db<{ any: boolean }[]>`
+    select exists (select 1 from emails where org_id = ${orgId} and mode = ${mode}) as any`;
+  return row!.any;
+}
+
 export async function countEmailsSince(
   db: Db,
   orgId: string,

@@ -8,7 +8,7 @@ import { expect } from 'chai';
 import type { BrowserContext, Page } from 'playwright-core';
 import { startDeliveryWorker, type DeliveryWorkers } from '../../workers/delivery.js';
 import type { WorkerDeps } from '../../workers/deps.js';
-import { checkPage, launchBrowser, type TestBrowser } from '../helpers/browser.js';
+import { checkPage, launchBrowser, screenshot, type TestBrowser } from '../helpers/browser.js';
 import { startDns, type TestDns } from '../helpers/dns.js';
 import { giveDkimKey } from '../helpers/mail-seed.js';
 import { seedOrg, type SeededOrg } from '../helpers/seed.js';
@@ -196,6 +196,7 @@ describe('console in a browser', function () {
 
     // On a phone the menu is a <details>: open it, then follow the link.
     await page.getByText('Menu', { exact: true }).click();
+    await screenshot(page, 'menu-open-390');
     await page.getByRole('navigation', { name: 'Main menu' }).getByRole('link', { name: 'Suppressions' }).click();
     const row = page.locator('tr', { hasText: 'blocked@dest.test' });
     await row.getByRole('link', { name: 'Remove' }).click();

@@ -195,14 +195,36 @@ describe('console: emails', function () {
       expect((await c.get('/console')).text).not.to.contain('data-test-today');
     });
 
+    it('opens on the test list while the organization has sent test mail only', async () => {
+      const other = await seedOrg(api.deps.sql, { domains: [{ name: 'only-test.test' }] });
+      const key = await other.mint({ permission: 'SEND', mode: 'test' });
+      const res = await api.request('POST', '/emails', {
+        token: key.token,
+        body: { from: 'hi@only-test.test', to: ['first@example.com'], subject: 'First try', text: 'x' },
+      });
+      expect(res.status, res.text).to.equal(200);
+      const c = new ConsoleClient(api.url);
+      await c.login(other.user.email, other.user.password);
+      const page = await c.get('/console/emails');
+      expect(listed(page.text)).to.deep.equal([res.json.id]);
+      expect(page.text).to.match(/<a href="\/console\/emails\?mode=test"\s+aria-current="page">Test<\/a>/);
+      // The live list stays one click away, and a search there stays live.
+      expect(page.text).to.match(/<a href="\/console\/emails\?mode=live"\s*>Live<\/a>/);
+      const liveList = await c.get('/console/emails?mode=live');
+      expect(liveList.text).to.contain('No emails yet.');
+      expect(liveList.text).to.contain('<input type="hidden" name="mode" value="live" />');
+    });
+
     it('says what to do next when the organization has no messages', async () => {
       const other = await seedOrg(api.deps.sql);
       const c = new ConsoleClient(api.url);
       await c.login(other.user.email, other.user.password);
-      const res = await c.get('/console/emails');
+      const res = await c.get('/console/emails?mode=live');
       expect(res.text).to.contain('No emails yet.');
       // The demo sends with a test key: the empty live list points at the test list.
       expect(res.text).to.contain('href="/console/emails?mode=test">Test</a>');
+      // Without a mode asked for, an organization with no live mail opens on its test list.
+      expect((await c.get('/console/emails')).text).to.contain('No test emails yet.');
       // Another organization's message is not there, not even by its address.
       expect((await c.get(`/console/emails/${ids.receipt}`)).status).to.equal(404);
       expect(listed((await c.get('/console/emails?to=bob%40example.com')).text)).to.deep.equal([]);

@@ -17,7 +17,7 @@ describe('one router', () => {
   const call = (method: string, path: string) => fetch(`${api.url}${path}`, { method, redirect: 'manual' });
 
   it('answers HEAD wherever GET works, without a body', async () => {
-    for (const path of ['/healthz', '/console/login', '/console/assets/console.css']) {
+    for (const path of ['/healthz', '/console/login', '/console/assets/console.css', '/favicon.ico']) {
       const get = await call('GET', path);
       const head = await call('HEAD', path);
       expect(head.status, path).to.equal(get.status);
@@ -25,6 +25,7 @@ describe('one router', () => {
       expect(head.headers.get('content-type'), path).to.equal(get.headers.get('content-type'));
       expect(await head.text(), path).to.equal('');
     }
+    expect((await call('GET', '/favicon.ico')).headers.get('content-type')).to.equal('image/svg+xml');
   });
 
   it('answers 405 with Allow in the area shape, and OPTIONS with Allow, in every area', async () => {

@@ -19,13 +19,13 @@ export function outboundCheck(config: ToolConfig, probe: ProbeResult): Check {
           'check SMTP_SMARTHOST (host, port, user and password) and that this host may reach it',
         );
   }
-  return probe.ok
-    ? ok('outbound SMTP', `direct to MX: ${probe.target} answered EHLO`)
-    : fail(
-        'outbound SMTP',
-        `direct to MX: ${probe.target}: ${probe.detail}`,
-        `open outbound TCP port ${config.outboundPort} (many clouds block it until asked), or set SMTP_SMARTHOST=smtp://user:password@host:587`,
-      );
+  const smarthost = 'set SMTP_SMARTHOST=smtp://user:password@host:587';
+  if (probe.ok) return ok('outbound SMTP', `direct to MX: ${probe.target} answered EHLO`);
+  // Nothing was dialled when the MX look-up failed: the port is not the question yet.
+  const fix = probe.dnsFailed
+    ? `check that DNS_SERVERS (${config.dnsServers.join(', ')}) answer from this host (MX look-ups go through them), or ${smarthost}`
+    : `open outbound TCP port ${config.outboundPort} (many clouds block it until asked), or ${smarthost}`;
+  return fail('outbound SMTP', `direct to MX: ${probe.target}: ${probe.detail}`, fix);
 }
 
 const NOT_FOUND = new Set(['ENOTFOUND', 'ENODATA']);

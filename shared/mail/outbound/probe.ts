@@ -21,6 +21,8 @@ export interface ProbeResult {
   detail: string;
   /** The local address the kernel uses towards the target (the outbound address), when known. */
   localAddress: string | null;
+  /** Direct mode: the MX look-up itself failed (nothing was dialled). */
+  dnsFailed?: boolean;
 }
 
 export interface ProbeOptions {
@@ -109,6 +111,7 @@ export async function probeOutbound(config: ProbeConfig, opts: ProbeOptions = {}
       target: domain,
       detail: `DNS look-up of the MX of ${domain} failed (${code})`,
       localAddress: null,
+      dnsFailed: true,
     };
   }
 }
