@@ -177,6 +177,7 @@ CREATE TABLE public.broadcasts (
     count_failed integer DEFAULT 0 NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    count_canceled integer DEFAULT 0 NOT NULL,
     CONSTRAINT broadcasts_mode_check CHECK ((mode = ANY (ARRAY['live'::text, 'test'::text]))),
     CONSTRAINT broadcasts_status_check CHECK ((status = ANY (ARRAY['draft'::text, 'scheduled'::text, 'sending'::text, 'sent'::text, 'canceled'::text])))
 );

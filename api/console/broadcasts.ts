@@ -2,7 +2,13 @@
 // one page per broadcast with its progress (queued, sent, delivered, bounced, opened) read from its
 // messages. While it is scheduled or sending, /console/assets/console.js refreshes the progress
 // from /console/broadcasts/{id}/progress every few seconds; without script, the Refresh link does.
-import { broadcastProgress, getBroadcast, listBroadcasts, type BroadcastRow } from '../../shared/db/broadcasts.js';
+import {
+  broadcastProgress,
+  getBroadcast,
+  hasBroadcasts,
+  listBroadcasts,
+  type BroadcastRow,
+} from '../../shared/db/broadcasts.js';
 import type { SessionRow } from '../../shared/db/users.js';
 import { notFound } from '../../shared/errors.js';
 import { isId } from '../../shared/ids.js';
@@ -15,9 +21,11 @@ import { badge, card, details, emptyState, hrefWith, queryString, stateBadge, st
 const PAGE_SIZE = 50;
 const ACTIVE = '/console/broadcasts';
 
-function modeOf(ctx: ApiContext): Mode {
+/** The mode asked for; without one, test when the organization has no live broadcast yet. */
+async function modeOf(ctx: ApiContext, orgId: string): Promise<Mode> {
   const m = queryString(ctx.query, 'mode') as Mode;
-  return MODES.includes(m) ? m : 'live';
+  if (MODES.includes(m)) return m;
+  return (await hasBroadcasts(ctx.deps.sql, orgId, 'live')) ? 'live' : 'test';
 }
 
 function scope(session: SessionRow, mode: Mode) {
@@ -29,7 +37,7 @@ function running(b: BroadcastRow): boolean {
 }
 
 async function broadcastsPage(ctx: ApiContext, { session }: ConsoleRequest): Promise<void> {
-  const mode = modeOf(ctx);
+  const mode = await modeOf(ctx, session.org_id);
   const rows = (await listBroadcasts(ctx.deps.sql, scope(session, mode), undefined, { limit: PAGE_SIZE })).slice(
     0,
     PAGE_SIZE,
@@ -37,9 +45,7 @@ async function broadcastsPage(ctx: ApiContext, { session }: ConsoleRequest): Pro
   const toggle = html`<nav class="toggle" aria-label="Mode">
     ${MODES.map(
       (m) =>
-        html`<a
-          href="${hrefWith(ACTIVE, { mode: m === 'live' ? null : m })}"
-          ${m === mode ? html`aria-current="page"` : ''}
+        html`<a href="${hrefWith(ACTIVE, { mode: m })}" ${m === mode ? html`aria-current="page"` : ''}
           >${m === 'live' ? 'Live' : 'Test'}</a
         >`,
     )}
@@ -115,11 +121,20 @@ async function broadcastPage(ctx: ApiContext, { session }: ConsoleRequest): Prom
         ['Segment', b.segment_id ? html`<a href="/console/segments/${b.segment_id}">${b.segment_id}</a>` : null],
         ['Template', b.template_id ? html`<a href="/console/templates/${b.template_id}">${b.template_id}</a>` : null],
         ['Recipients', b.count_recipients],
-        ['Messages created', b.count_sent],
+        [
+          'Messages created',
+          html`${b.count_sent}${
+            b.count_sent > 0
+              ? html` ·
+                  <a href="${hrefWith('/console/emails', { mode: b.mode, tag: `broadcast_id=${b.id}` })}">see them</a>`
+              : ''
+          }`,
+        ],
         ['Skipped (unsubscribed)', b.count_skipped_unsubscribed],
         ['Skipped (suppressed)', b.count_skipped_suppressed],
         ['Skipped (topic)', b.count_skipped_topic],
         ['Failed', b.count_failed],
+        ['Canceled before delivery', b.count_canceled],
         ['Scheduled', b.scheduled_at ? when(b.scheduled_at) : null],
         ['Started', b.started_at ? when(b.started_at) : null],
         ['Finished', b.sent_at ? when(b.sent_at) : null],

@@ -57,6 +57,7 @@ export function renderBroadcast(b: BroadcastRow) {
       skipped_suppressed: b.count_skipped_suppressed,
       skipped_topic: b.count_skipped_topic,
       failed: b.count_failed,
+      canceled: b.count_canceled,
     },
     created_at: b.created_at.toISOString(),
   };

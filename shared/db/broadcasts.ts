@@ -47,6 +47,7 @@ export interface BroadcastRow extends BroadcastContent {
   count_skipped_suppressed: number;
   count_skipped_topic: number;
   count_failed: number;
+  count_canceled: number;
   created_at: Date;
   updated_at: Date;
 }
@@ -65,6 +66,13 @@ export async function insertBroadcast(
     with ins as (insert into broadcasts ${db(b as never)} on conflict (id) do nothing returning *)
     select * from ins union all select * from broadcasts where id = ${b.id} and not exists (select 1 from ins)`;
   return row!;
+}
+
+/** Whether the organization has any broadcast of `mode` (the console's default list). */
+export async function hasBroadcasts(db: Db, orgId: string, mode: 'live' | 'test'): Promise<boolean> {
+  const [row] = await db<{ any: boolean }[]>`
+    select exists (select 1 from broadcasts where org_id = ${orgId} and mode = ${mode}) as any`;
+  return row!.any;
 }
 
 export async function getBroadcast(db: Db, s: EmailScope, id: string): Promise<BroadcastRow | null> {
@@ -138,7 +146,7 @@ export async function cancelBroadcast(db: Db, s: EmailScope, id: string): Promis
   const ids = db`select email_id from broadcast_recipients where broadcast_id = ${id} and email_id is not null`;
   // Only the recipients of the messages this cancel took from delivery (a message a worker had
   // claimed is the worker's), locked in id order like the hand-over's.
-  await db`
+  const [taken] = await db<{ n: number }[]>`
     with canceled as (
       update emails e set status = 'canceled', updated_at = now()
       from (select id from emails where id in (${ids}) and status in ('scheduled', 'queued')
@@ -146,10 +154,15 @@ export async function cancelBroadcast(db: Db, s: EmailScope, id: string): Promis
       where e.id = l.id returning e.id),
     locked as (
       select r.id from email_recipients r join canceled c on c.id = r.email_id
-      where r.status in ('scheduled', 'queued') order by r.id for update of r)
-    update email_recipients r set status = 'canceled', wait_reason = null, updated_at = now()
-    from locked where r.id = locked.id`;
-  return row;
+      where r.status in ('scheduled', 'queued') order by r.id for update of r),
+    recipients as (
+      update email_recipients r set status = 'canceled', wait_reason = null, updated_at = now()
+      from locked where r.id = locked.id returning r.id)
+    select (select count(*)::int from canceled) as n`;
+  if (!taken || taken.n === 0) return row;
+  const [counted] = await db<BroadcastRow[]>`
+    update broadcasts set count_canceled = count_canceled + ${taken.n} where id = ${id} returning *`;
+  return counted ?? row;
 }
 
 // ---- the batch steps (worker side) ----

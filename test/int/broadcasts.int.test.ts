@@ -341,6 +341,7 @@ describe('broadcasts', () => {
         skipped_suppressed: expected.suppressed,
         skipped_topic: expected.topic,
         failed: 0,
+        canceled: 0,
       });
       expect(b.sent_at).to.be.a('string');
 
@@ -470,7 +471,8 @@ describe('broadcasts', () => {
       expect(first.emailIds).to.have.length(5);
       const canceled = await req('POST', `/broadcasts/${id}/cancel`, send.token);
       expect(canceled.json).to.deep.include({ status: 'canceled' });
-      expect(canceled.json.counts.sent).to.equal(5);
+      expect(canceled.json.counts).to.include({ sent: 5, canceled: 5 });
+      expect((await req('GET', `/broadcasts/${id}`, send.token)).json.counts.canceled).to.equal(5);
       const next = await processBroadcastBatch(wdeps, { broadcastId: id, after: first.cursor }, 5);
       expect(next).to.deep.equal({ kind: 'idle', why: 'inactive' });
       const statuses = await sql()`select status from emails where id = any(${first.emailIds})`;
@@ -549,6 +551,7 @@ describe('broadcasts', () => {
         const byStatus = Object.fromEntries(statuses.map((r) => [r.status, r.n]));
         expect((byStatus.processing ?? 0) + (byStatus.canceled ?? 0)).to.equal(ids.length);
         expect(byStatus.processing ?? 0).to.equal(claimed.flat().length);
+        expect(canceled.json.counts.canceled).to.equal(byStatus.canceled ?? 0);
         // A claimed message's recipients are delivery's; a canceled one's are canceled with it.
         const mismatched = await sql()`
           select r.id from email_recipients r join emails e on e.id = r.email_id

@@ -75,6 +75,7 @@ export const contentResponses: Record<string, Schema> = {
       skipped_suppressed: int,
       skipped_topic: int,
       failed: int,
+      canceled: int,
     }),
     created_at: time,
   }),
