@@ -113,7 +113,8 @@ export async function enqueueMail(
 
 /**
  * Lock settings of the workers whose jobs must not wait long for a worker process that died
- * (SIGKILL, out of memory): the delivery and webhook-delivery queues. A running job's lock is
+ * (SIGKILL, out of memory): delivery (both streams), webhook delivery, inbound, broadcast batches
+ * and automation steps. A running job's lock is
  * renewed every half lock; once a dead process's lock lapses (15 s), the next stalled-job check
  * (every 5 s, by any live worker) puts the job back to wait. BullMQ's defaults (30 s, 30 s) let a
  * killed worker's jobs wait up to a minute after its restart.

@@ -50,7 +50,7 @@ import {
 } from '../shared/automation-steps.js';
 import { parseMailbox } from '../shared/mail/addresses.js';
 import { streamOf } from '../shared/prom/labels.js';
-import { enqueueMail, QUEUE_NAMES, type AutomationJob } from '../shared/queues.js';
+import { enqueueMail, QUEUE_NAMES, TAKEOVER_LOCKS, type AutomationJob } from '../shared/queues.js';
 import type { QueueConsumer, WorkerDeps } from './deps.js';
 
 const SCAN_LIMIT = 500;
@@ -412,7 +412,7 @@ export function startAutomationWorker(deps: WorkerDeps, opts: AutomationWorkerOp
   const worker = new Worker<AutomationJob>(
     QUEUE_NAMES.automation,
     async (job: Job<AutomationJob>) => (await processRunStep(deps, job.data)).kind,
-    { connection: deps.bull, prefix: deps.redisKeys.bullPrefix, concurrency: opts.concurrency ?? 8 },
+    { connection: deps.bull, prefix: deps.redisKeys.bullPrefix, concurrency: opts.concurrency ?? 8, ...TAKEOVER_LOCKS },
   );
   worker.on('failed', (job, err) =>
     deps.logger.error({ event: 'AUTOMATION_STEP_FAILED', runId: job?.data.runId, err }, 'automation step failed'),

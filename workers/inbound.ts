@@ -23,7 +23,7 @@ import { enqueueInbound } from '../shared/inbound-jobs.js';
 import { routeRecipient, type RcptRoute } from '../shared/inbound-routing.js';
 import { parseVerpToken } from '../shared/mail/verp.js';
 import { detectReport, looksLikeBounce, type DsnRecipient } from '../shared/mail/reports.js';
-import { QUEUE_NAMES, type InboundJob } from '../shared/queues.js';
+import { QUEUE_NAMES, TAKEOVER_LOCKS, type InboundJob } from '../shared/queues.js';
 import { recordTrackingHit } from '../shared/tracking.js';
 import type { WorkerDeps } from './deps.js';
 import { runEvery } from './periodic.js';
@@ -216,7 +216,7 @@ export function startInboundWorker(deps: WorkerDeps, opts: InboundWorkerOptions 
       const events = await processInbound(deps, job.data.inboundId);
       return { events: events.length };
     },
-    { connection: deps.bull, prefix: deps.redisKeys.bullPrefix, concurrency: 8 },
+    { connection: deps.bull, prefix: deps.redisKeys.bullPrefix, concurrency: 8, ...TAKEOVER_LOCKS },
   );
   worker.on('failed', (job, err) => {
     log.warn({ event: 'INBOUND_PROCESS_FAILED', err, inboundId: job?.data.inboundId }, 'inbound message failed');

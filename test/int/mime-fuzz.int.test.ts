@@ -229,7 +229,14 @@ describe('MIME fuzz corpus against the relay, the MX and the inbound and deliver
         30_000,
       );
       const done = (await api.deps.queues.inbound.getJob(m.id))!;
-      expect(done.attemptsMade, m.c.name).to.be.at.most(1);
+      const why = [
+        ...(done.stacktrace ?? []),
+        ...worker
+          .output()
+          .split('\n')
+          .filter((l) => l.includes(m.id)),
+      ].join('\n');
+      expect(done.attemptsMade, `${m.c.name}: ${why}`).to.be.at.most(1);
     }
     expect(worker.output()).to.not.match(/WORKER_UNCAUGHT_EXCEPTION|WORKER_UNHANDLED_REJECTION/);
     for (const p of [relay, mx, worker]) expect(p.alive(), p.output().slice(-2000)).to.equal(true);

@@ -5,6 +5,8 @@
 // closes.
 import { EventPublisher, PublishedMarks } from '../../shared/events.js';
 import { Outbound } from '../../shared/mail/outbound/index.js';
+import { smarthostTarget } from '../../shared/mail/outbound/route.js';
+import { SmarthostWatch } from '../../shared/mail/outbound/smarthost-watch.js';
 import type { WorkerDeps } from '../deps.js';
 import { BroadcastShare } from './broadcast-share.js';
 import { HandOvers } from './handover.js';
@@ -53,6 +55,11 @@ export function newBatched(deps: WorkerDeps, marks: PublishedMarks): Batched {
   };
 }
 
+function smarthostWatch(deps: WorkerDeps): SmarthostWatch {
+  const t = smarthostTarget(deps.config.smtpSmarthost!);
+  return new SmarthostWatch(`${t.host.includes(':') ? `[${t.host}]` : t.host}:${t.port}`, deps.logger);
+}
+
 const processes = new WeakMap<WorkerDeps, { process: DeliveryProcess; users: number }>();
 
 /** The process's shared delivery parts (made at the first call); pair with `leaveProcess`. */
@@ -64,7 +71,10 @@ export function joinProcess(deps: WorkerDeps, opts: ProcessOptions = {}): Delive
   }
   const leases = new AttemptLeases(deps.sql, deps.logger);
   const process: DeliveryProcess = {
-    outbound: new Outbound(deps.config, { acquireTimeoutMs: opts.acquireTimeoutMs }),
+    outbound: new Outbound(deps.config, {
+      acquireTimeoutMs: opts.acquireTimeoutMs,
+      smarthostWatch: deps.config.smtpSmarthost ? smarthostWatch(deps) : undefined,
+    }),
     throttle: new ProviderThrottle(deps.redis, deps.redisKeys, opts.throttle ?? DEFAULT_THROTTLE),
     marks: new PublishedMarks(deps.sql, (err) =>
       deps.logger.warn(

@@ -8,6 +8,7 @@ import type { Config } from '../../config.js';
 import { ConnectionPool, settle, type PooledConnection } from './pool.js';
 import { connectionFailure, fromError, fromReply, parseReply } from './reply.js';
 import { Router } from './route.js';
+import type { SmarthostWatch } from './smarthost-watch.js';
 import type { AttemptResult, OutboundMessage, Route, Source, Target } from './types.js';
 
 export type { AttemptResult, OutboundMessage, Route, Source } from './types.js';
@@ -27,13 +28,22 @@ type OutboundConfig = Pick<
   'smtpSmarthost' | 'dnsServers' | 'outboundPort' | 'heloName' | 'outboundConnectionsPerHost'
 >;
 
+export interface OutboundOptions {
+  /** How long a message waits for a free connection to its host before it is deferred. */
+  acquireTimeoutMs?: number;
+  /** Told of every connection to the smarthost: made, or failed (never of a wait for a free one). */
+  smarthostWatch?: Pick<SmarthostWatch, 'failed' | 'reached'>;
+}
+
 export class Outbound {
   private readonly router: Router;
   private readonly pool: ConnectionPool;
+  private readonly watch: OutboundOptions['smarthostWatch'];
 
-  constructor(config: OutboundConfig, opts: { acquireTimeoutMs?: number } = {}) {
+  constructor(config: OutboundConfig, opts: OutboundOptions = {}) {
     this.router = new Router(config);
     this.pool = new ConnectionPool(config.outboundConnectionsPerHost, config.heloName, opts.acquireTimeoutMs);
+    this.watch = opts.smarthostWatch;
   }
 
   route(domain: string): Promise<Route> {
@@ -95,9 +105,11 @@ export class Outbound {
       let pc: PooledConnection;
       try {
         pc = await this.pool.acquire(target, source, urgent);
+        if (route.smarthost) this.watch?.reached();
       } catch (err) {
         // Refused, unreachable, bad greeting: the next host by preference gets its chance.
         lastError = err;
+        if (route.smarthost && (err as { code?: string }).code !== 'EPOOLTIMEOUT') this.watch?.failed(err);
         continue;
       }
       // The slot goes back whatever happens while it is held (a `before` hook whose Redis is

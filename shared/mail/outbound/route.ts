@@ -42,7 +42,7 @@ export class Router {
   }
 
   async route(domain: string): Promise<Route> {
-    if (this.smarthost) return { domain, targets: [this.smarthost], mxHosts: [] };
+    if (this.smarthost) return { domain, targets: [this.smarthost], mxHosts: [], smarthost: true };
     const target = (host: string): Target => ({
       host,
       port: this.config.outboundPort,

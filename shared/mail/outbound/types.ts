@@ -47,6 +47,8 @@ export interface Route {
   targets: Target[];
   /** MX host names (for provider detection); empty for a smarthost or an implicit MX. */
   mxHosts: string[];
+  /** The one target is SMTP_SMARTHOST. */
+  smarthost?: boolean;
   /** Set when the domain cannot receive mail at all, or DNS failed: every recipient gets it. */
   failure?: AttemptResult;
 }
