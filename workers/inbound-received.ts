@@ -7,7 +7,7 @@
 import { enqueueMail } from '../shared/queues.js';
 import type { ParsedMail } from 'mailparser';
 import { listOrgDomainNames } from '../shared/db/domains.js';
-import { saveParsedInbound, type InboundRow, type ParsedInbound } from '../shared/db/inbound.js';
+import { lockUnprocessedInbound, saveParsedInbound, type InboundRow, type ParsedInbound } from '../shared/db/inbound.js';
 import { mailboxHashOf } from '../shared/domains/inbound-routes.js';
 import { publishEvents, recordEvents, type EventRow } from '../shared/events.js';
 import type { RcptRoute } from '../shared/inbound-routing.js';
@@ -70,6 +70,7 @@ export async function receiveMessage(
   const kind: ParsedInbound['kind'] = webhook.length > 0 ? 'reply' : forward.length > 0 ? 'forward' : 'dropped';
   let forwarded: ForwardOutcome | null = null;
   const events = await deps.sql.begin(async (tx) => {
+    if (!(await lockUnprocessedInbound(tx, row.id))) return null;
     const emailId = await thread(tx, row.org_id, await listOrgDomainNames(tx, row.org_id), mail);
     if (forward.length > 0) forwarded = await createForward(tx, deps, row, mail, fields, forward);
     await saveParsedInbound(tx, row.id, {
@@ -97,6 +98,8 @@ export async function receiveMessage(
       },
     ]);
   });
+  // Another run of the job stored this message first.
+  if (events === null) return [];
   deps.prom.inc('tern_inbound_messages_total', [kind]);
   await publishEvents(
     deps.sql,

@@ -11,6 +11,7 @@ import {
   findRecipient,
   forwardRecipientsByEnvelope,
   loadInboundRaw,
+  lockUnprocessedInbound,
   markInboundFailed,
   saveParsedInbound,
   staleStoredInbound,
@@ -148,6 +149,7 @@ async function bounceOrComplaint(
   const { id: inboundId, org_id: orgId } = row;
   let kind: ParsedInbound['kind'] = 'dropped';
   const events = await deps.sql.begin(async (tx) => {
+    if (!(await lockUnprocessedInbound(tx, inboundId))) return null;
     const verp = [...verpIds, ...(await forwardIds(tx))];
     const out: EventRow[] = [];
     if (report?.kind === 'dsn') {
@@ -167,6 +169,8 @@ async function bounceOrComplaint(
     await saveParsedInbound(tx, inboundId, { ...fields, orgId, domainId: row.domain_id, kind, emailId: null });
     return out;
   });
+  // Another run of the job stored this message first.
+  if (events === null) return [];
   deps.prom.inc('tern_inbound_messages_total', [kind]);
   await publishEvents(
     deps.sql,

@@ -139,6 +139,17 @@ export async function saveParsedInbound(db: Db, id: string, p: ParsedInbound): P
   }
 }
 
+/**
+ * Locks a message's row for the transaction that stores its outcome; false when it is processed
+ * already. A job can run twice at once (its lock lapsed while a long parse blocked the event loop,
+ * and a worker took it over): the later run then waits here and does nothing, so a forward is
+ * not sent twice and the attachment ids of the first run's `email.received` stay valid.
+ */
+export async function lockUnprocessedInbound(db: Db, id: string): Promise<boolean> {
+  const [row] = await db<{ status: string }[]>`select status from inbound_messages where id = ${id} for update`;
+  return row !== undefined && row.status !== 'processed';
+}
+
 export async function markInboundFailed(db: Db, id: string, error: string): Promise<void> {
   await db`update inbound_messages set status = 'failed', error = ${error}, processed_at = now() where id = ${id}`;
 }

@@ -5,7 +5,9 @@
 import { expect } from 'chai';
 import { generateKeyPairSync } from 'node:crypto';
 import { createTransport } from 'nodemailer';
+import { newId } from '../../shared/ids.js';
 import { parseSrsAddress } from '../../shared/mail/srs.js';
+import { processInbound } from '../../workers/inbound.js';
 import { MX_HOST, startE2e, type E2eStack } from '../helpers/e2e-stack.js';
 import { fixture } from '../helpers/inbound-fixtures.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
@@ -204,6 +206,25 @@ describe('inbound routes: webhook, forward, reject (MX → worker → API, deliv
     expect(bounced).to.include({ bounce_type: 'hard', recipient: 'team@dest.test' });
     const forged = copy.mailFrom.replace(/^SRS0=[a-z2-7]{4}/, 'SRS0=aaaa');
     expect((await s.mailToMx('', forged, dsn)).code).to.equal(550);
+  });
+
+  it('forwards once when two runs of the job process the message at the same time (a lock takeover)', async () => {
+    const first = await processed(
+      await send({ to: 'billing@acme.test', subject: 'Invoice 8', text: 'Twice at once.' }),
+    );
+    // The same message stored again, with no job: two runs of its job start together.
+    const id = newId('inb');
+    await s.api.deps.sql`
+      insert into inbound_messages (id, org_id, domain_id, source, mail_from, rcpt_to, remote_address, raw, size, helo)
+      select ${id}, org_id, domain_id, source, mail_from, rcpt_to, remote_address, raw, size, helo
+      from inbound_messages where id = ${first.id}`;
+    await Promise.all([processInbound(s.deps, id), processInbound(s.deps, id)]);
+    const [row] = await s.api.deps.sql`select status, forward_email_id from inbound_messages where id = ${id}`;
+    expect(row!.status).to.equal('processed');
+    const copies = await s.api.deps.sql`
+      select id from emails where org_id = ${s.org.organization.id}
+        and tags @> ${s.api.deps.sql.json([{ name: 'inbound_id', value: id }])}`;
+    expect(copies.map((c) => c.id)).to.deep.equal([row!.forward_email_id]);
   });
 
   it('does not forward a looping message, nor one with a null sender; refuses too many Received fields (554 5.4.6)', async () => {
