@@ -18,6 +18,18 @@ describe('tern doctor: outbound SMTP', () => {
     expect(check.fix).to.contain('DNS_SERVERS (10.0.0.53)').and.contain('SMTP_SMARTHOST').and.not.contain('port');
   });
 
+  it('names the system resolvers when DNS_SERVERS is unset', () => {
+    const check = outboundCheck(loadToolConfig({}), {
+      mode: 'direct',
+      ok: false,
+      target: 'gmail.com',
+      detail: 'DNS look-up of the MX of gmail.com failed (ETIMEOUT)',
+      localAddress: null,
+      dnsFailed: true,
+    });
+    expect(check.fix).to.contain('/etc/resolv.conf').and.not.contain('DNS_SERVERS ()');
+  });
+
   it('points an MX that does not answer at the outbound port', () => {
     const check = outboundCheck(config, {
       mode: 'direct',

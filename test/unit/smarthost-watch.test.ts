@@ -45,6 +45,22 @@ describe('smarthost watch', () => {
     expect(lines[2]).to.include({ failures: 3, downForMs: 90_000 });
   });
 
+  it('logs a flapping smarthost once per repeat at most, and its recovery only after a logged outage', () => {
+    const { lines, logger } = capture();
+    let t = 0;
+    const watch = new SmarthostWatch('relay.example:587', logger, 60_000, () => t);
+    for (let i = 0; i < 10; i++) {
+      t = i * 5_000;
+      watch.failed(new Error('421 too many connections'));
+      watch.reached();
+    }
+    expect(events(lines)).to.deep.equal(['SMARTHOST_UNREACHABLE', 'SMARTHOST_REACHABLE']);
+    t = 61_000;
+    watch.failed(new Error('421 too many connections'));
+    expect(events(lines)).to.have.length(3);
+    expect(lines[2]).to.include({ event: 'SMARTHOST_UNREACHABLE', failures: 1 });
+  });
+
   it('is told by Outbound when a smarthost connection fails and when one is made again', async () => {
     const port = await freePort();
     const told: string[] = [];
@@ -66,6 +82,7 @@ describe('smarthost watch', () => {
         const line = d.toString();
         if (/^EHLO/i.test(line)) socket.write('250 relay\r\n');
         else if (/^QUIT/i.test(line)) socket.end('221 bye\r\n');
+        else if (/^(MAIL|RCPT|RSET)/i.test(line)) socket.write('250 ok\r\n');
         else socket.write('451 try later\r\n');
       });
     });
@@ -73,6 +90,11 @@ describe('smarthost watch', () => {
     try {
       await outbound.deliver(route, [message as never], { after: after as never });
       expect(told).to.deep.equal(['failed', 'reached']);
+      expect(results).to.deep.equal(['deferred', 'deferred']);
+      // The idle connection handed out again is not news.
+      await outbound.deliver(route, [message as never], { after: after as never });
+      expect(told).to.deep.equal(['failed', 'reached']);
+      expect(results).to.have.length(3);
     } finally {
       outbound.close();
       await new Promise((r) => server.close(r));

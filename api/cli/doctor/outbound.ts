@@ -22,8 +22,12 @@ export function outboundCheck(config: ToolConfig, probe: ProbeResult): Check {
   const smarthost = 'set SMTP_SMARTHOST=smtp://user:password@host:587';
   if (probe.ok) return ok('outbound SMTP', `direct to MX: ${probe.target} answered EHLO`);
   // Nothing was dialled when the MX look-up failed: the port is not the question yet.
+  const resolvers =
+    config.dnsServers.length > 0
+      ? `DNS_SERVERS (${config.dnsServers.join(', ')}) answer`
+      : `the system's resolvers (/etc/resolv.conf; DNS_SERVERS is unset) answer`;
   const fix = probe.dnsFailed
-    ? `check that DNS_SERVERS (${config.dnsServers.join(', ')}) answer from this host (MX look-ups go through them), or ${smarthost}`
+    ? `check that ${resolvers} from this host (MX look-ups go through them), or set DNS_SERVERS, or ${smarthost}`
     : `open outbound TCP port ${config.outboundPort} (many clouds block it until asked), or ${smarthost}`;
   return fail('outbound SMTP', `direct to MX: ${probe.target}: ${probe.detail}`, fix);
 }

@@ -105,7 +105,6 @@ export class Outbound {
       let pc: PooledConnection;
       try {
         pc = await this.pool.acquire(target, source, urgent);
-        if (route.smarthost) this.watch?.reached();
       } catch (err) {
         // Refused, unreachable, bad greeting: the next host by preference gets its chance.
         lastError = err;
@@ -116,6 +115,7 @@ export class Outbound {
       // down, say): a slot kept by a failed delivery would leave `acquire` waiting for ever.
       let outcome: { sent: number; broken: boolean; dirty: boolean } = { sent: 0, broken: true, dirty: true };
       try {
+        if (route.smarthost && !pc.reused) this.watch?.reached();
         outcome = await this.sendAll(pc, target, pending, before, after);
       } finally {
         await this.pool.release(pc, !outcome.broken, outcome.dirty);

@@ -19,6 +19,8 @@ export interface PooledConnection {
   conn: SMTPConnection;
   key: string;
   closed: boolean;
+  /** Handed out again from the idle list (not connected for this acquire). */
+  reused: boolean;
 }
 
 interface HostState {
@@ -94,7 +96,10 @@ export class ConnectionPool {
       const idle = s.idle.pop();
       if (idle) {
         clearTimeout(idle.timer);
-        if (!idle.pc.closed) return idle.pc;
+        if (!idle.pc.closed) {
+          idle.pc.reused = true;
+          return idle.pc;
+        }
         continue;
       }
       if (s.open < this.perHost) break;
@@ -155,7 +160,7 @@ export class ConnectionPool {
       socketTimeout: 5 * 60_000,
       allowInternalNetworkInterfaces: true,
     });
-    const pc: PooledConnection = { conn, key, closed: false };
+    const pc: PooledConnection = { conn, key, closed: false, reused: false };
     // A listener for the whole life of the connection: an unhandled 'error' would crash the worker.
     conn.on('error', () => (pc.closed = true));
     conn.on('end', () => (pc.closed = true));
