@@ -7,7 +7,12 @@
 import { enqueueMail } from '../shared/queues.js';
 import type { ParsedMail } from 'mailparser';
 import { listOrgDomainNames } from '../shared/db/domains.js';
-import { lockUnprocessedInbound, saveParsedInbound, type InboundRow, type ParsedInbound } from '../shared/db/inbound.js';
+import {
+  lockUnprocessedInbound,
+  saveParsedInbound,
+  type InboundRow,
+  type ParsedInbound,
+} from '../shared/db/inbound.js';
 import { mailboxHashOf } from '../shared/domains/inbound-routes.js';
 import { publishEvents, recordEvents, type EventRow } from '../shared/events.js';
 import type { RcptRoute } from '../shared/inbound-routing.js';
