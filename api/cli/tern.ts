@@ -12,11 +12,13 @@ import { keyCommands } from './commands/key.js';
 import { migrateCommands } from './commands/migrate.js';
 import { orgCommands } from './commands/org.js';
 import { poolCommands } from './commands/pool.js';
+import { userCommands } from './commands/user.js';
 
 const commands: Command[] = [
   // one line per command module
   ...migrateCommands,
   ...orgCommands,
+  ...userCommands,
   ...domainCommands,
   ...keyCommands,
   ...poolCommands,

@@ -2,6 +2,7 @@
 // same database and Redis prefix as a running API.
 import { spawn } from 'node:child_process';
 import { expect } from 'chai';
+import { ConsoleClient } from '../helpers/console.js';
 import { seedOrg, type SeededOrg } from '../helpers/seed.js';
 import { startApi, type TestApi } from '../helpers/stack.js';
 import { waitFor } from '../helpers/wait.js';
@@ -57,6 +58,29 @@ describe('tern CLI', function () {
     const [row] = await api.deps.sql<{ n: number }[]>`select count(*)::int as n from api_keys`;
     return row!.n;
   }
+
+  it('user reset-password gives a new password that signs in, ends the old sessions, and refuses an unknown user', async () => {
+    const old = new ConsoleClient(api.url);
+    await old.login(org.user.email, org.user.password);
+    expect((await old.get('/console')).status).to.equal(200);
+    const run = await tern(api, ['user', 'reset-password', '--email', org.user.email.toUpperCase(), '--json']);
+    const out = json(run);
+    expect(out.user).to.include({ email: org.user.email });
+    expect(out.user.password).to.be.a('string').and.not.equal(org.user.password);
+    expect(out.ended_sessions).to.equal(1);
+    expect(run.stderr).to.contain('USER_PASSWORD_RESET');
+    // The old session is gone; the new password signs in, the old one does not.
+    const after = await old.get('/console');
+    expect(after.status).to.be.oneOf([302, 303]);
+    expect(after.headers.location).to.equal('/console/login');
+    expect((await new ConsoleClient(api.url).login(org.user.email, out.user.password)).status).to.equal(303);
+    expect((await new ConsoleClient(api.url).login(org.user.email, org.user.password)).status).to.not.equal(303);
+    org.user.password = out.user.password;
+
+    const unknown = await tern(api, ['user', 'reset-password', '--email', 'nobody@nowhere.test']);
+    expect(unknown.code).to.equal(1);
+    expect(unknown.stderr).to.contain('no console user has the e-mail address nobody@nowhere.test');
+  });
 
   it('migrate --json reports nothing to apply on a migrated database', async () => {
     expect(json(await tern(api, ['migrate', '--json']))).to.deep.equal({ applied: [] });

@@ -201,7 +201,9 @@ describe('npm start', function () {
         .not.to.contain('First run')
         .and.not.to.match(/tern_(test|live)_/);
       expect(out).to.match(/key mint --org org_\w+ --permission SEND --mode test/);
-      expect(out).to.contain('Console login  demo@tern.local  (its password was shown on the first run)');
+      expect(out).to.contain(
+        'Console login  demo@tern.local  (its password was shown on the first run; a new one: npm run tern -- user reset-password --email demo@tern.local)',
+      );
       expect(out).to.contain(`Delivery     smarthost smtp://relayuser:***@127.0.0.1:${smarthost.port} (answered EHLO)`);
       expect(out).not.to.contain('s3cret-pw');
       expect(out).not.to.contain('WEBHOOK_ALLOW_PRIVATE=true');

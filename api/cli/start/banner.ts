@@ -94,7 +94,7 @@ export function bannerLines(input: BannerInput): string[] {
   } else {
     lines.push(
       demo
-        ? `Console login  ${demo.adminEmail}  (its password was shown on the first run)`
+        ? `Console login  ${demo.adminEmail}  (its password was shown on the first run; a new one: npm run tern -- user reset-password --email ${demo.adminEmail})`
         : 'Console login  the admin of your organization',
     );
     lines.push(
