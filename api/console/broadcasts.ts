@@ -56,7 +56,7 @@ async function broadcastsPage(ctx: ApiContext, { session }: ConsoleRequest): Pro
           'Broadcast',
           'Status',
           { label: 'Recipients', num: true },
-          { label: 'Sent', num: true },
+          { label: 'Messages', num: true },
           { label: 'Skipped', num: true },
           { label: 'Failed', num: true },
           'Created',
@@ -67,7 +67,15 @@ async function broadcastsPage(ctx: ApiContext, { session }: ConsoleRequest): Pro
               <td><a class="row-link" href="/console/broadcasts/${b.id}">${b.name ?? b.subject ?? b.id}</a></td>
               <td>${stateBadge(b.status)}</td>
               <td class="num">${b.count_recipients}</td>
-              <td class="num">${b.count_sent}</td>
+              <td class="num">
+                ${b.count_sent}${
+                  b.count_canceled > 0
+                    ? html`<br /><span class="muted" data-canceled="${b.count_canceled}"
+                          >${b.count_canceled} canceled</span
+                        >`
+                    : ''
+                }
+              </td>
               <td class="num">${b.count_skipped_unsubscribed + b.count_skipped_suppressed + b.count_skipped_topic}</td>
               <td class="num">${b.count_failed}</td>
               <td class="nowrap">${when(b.created_at)}</td>

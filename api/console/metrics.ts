@@ -11,6 +11,33 @@ import { tableCard } from './ui.js';
 
 const DAY_CHOICES = [7, 30, 90];
 
+/** Column headings for the report's fields (the API's names stay in data attributes). */
+const HEADINGS: Record<string, string> = {
+  sent: 'Sent',
+  delivered: 'Delivered',
+  bouncedHard: 'Hard bounces',
+  bouncedSoft: 'Soft bounces',
+  complained: 'Complaints',
+  opened: 'Opened',
+  clicked: 'Clicked',
+  unsubscribed: 'Unsubscribed',
+  delayed: 'Delayed',
+  blocked: 'Blocked',
+};
+
+/** The rates' names in words. */
+const RATE_NAMES: Record<string, string> = {
+  delivery: 'delivered',
+  bounce: 'bounced',
+  hardBounce: 'hard bounces',
+  softBounce: 'soft bounces',
+  complaint: 'complaints (of delivered)',
+  open: 'opened (of delivered)',
+  click: 'clicked (of delivered)',
+};
+
+const heading = (api: string) => ({ label: HEADINGS[api] ?? api, num: true });
+
 function daysOf(q: unknown): number {
   const n = typeof q === 'string' && /^\d{1,2}$/.test(q) ? Number(q) : 30;
   return n >= 1 && n <= 90 ? n : 30;
@@ -44,10 +71,10 @@ function selector(domains: DomainRow[], domain: DomainRow | null, days: number):
 function totalsTable(r: MetricsReport): Safe {
   const cells = SERIES_FIELDS.map(([api]) => html`<td class="num" data-total="${api}">${r.totals[api]}</td>`);
   const rates = Object.entries(r.rates).map(
-    ([k, v], i) => html`${i > 0 ? ' · ' : ''}<span data-rate="${k}">${k} ${v.toFixed(2)}%</span>`,
+    ([k, v], i) => html`${i > 0 ? ' · ' : ''}<span data-rate="${k}">${RATE_NAMES[k] ?? k} ${v.toFixed(2)}%</span>`,
   );
   return html`${tableCard(
-      SERIES_FIELDS.map(([api]) => ({ label: api, num: true })),
+      SERIES_FIELDS.map(([api]) => heading(api)),
       [
         html`<tr>
           ${cells}
@@ -66,7 +93,7 @@ function dailyTable(r: MetricsReport): Safe {
         ${SERIES_FIELDS.map(([api]) => html`<td class="num">${d[api]}</td>`)}
       </tr>`,
   );
-  return html`${tableCard(['Day (UTC)', ...SERIES_FIELDS.map(([api]) => ({ label: api, num: true }))], rows, { label: 'Per day', attrs: html`data-series` })}`;
+  return html`${tableCard(['Day (UTC)', ...SERIES_FIELDS.map(([api]) => heading(api))], rows, { label: 'Per day', attrs: html`data-series` })}`;
 }
 
 function providerTable(by: FacetEntry[]): Safe {
@@ -78,7 +105,7 @@ function providerTable(by: FacetEntry[]): Safe {
         ${FACET_FIELDS.map(([api]) => html`<td class="num">${p[api]}</td>`)}
       </tr>`,
   );
-  return html`${tableCard(['Provider', ...FACET_FIELDS.map(([api]) => ({ label: api, num: true }))], rows, { label: 'By mailbox provider' })}`;
+  return html`${tableCard(['Provider', ...FACET_FIELDS.map(([api]) => heading(api))], rows, { label: 'By mailbox provider' })}`;
 }
 
 export async function metricsPage(ctx: ApiContext, { session }: ConsoleRequest): Promise<void> {

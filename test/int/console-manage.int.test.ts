@@ -356,6 +356,17 @@ describe('console management pages', function () {
       expect(frag.headers['x-broadcast-status']).to.equal('sending');
       const numbers = [...frag.text.matchAll(/<dt>(\w+)<\/dt>\s*<dd>(\d+)<\/dd>/g)].map((m) => `${m[1]} ${m[2]}`);
       expect(numbers).to.deep.equal(['Queued 1', 'Sent 3', 'Delivered 2', 'Bounced 1', 'Opened 1']);
+
+      // The list says how many of the messages a cancel took back.
+      const [b] = await sql<{ mode: string }[]>`
+        update broadcasts set count_sent = 4, count_canceled = 1 where id = ${c.broadcastId} returning mode`;
+      const list = await admin.get(`/console/broadcasts?mode=${b!.mode}`);
+      expect(list.text).to.match(
+        new RegExp(
+          `data-broadcast="${c.broadcastId}"[^]*?>\\s*4<br /><span class="muted" data-canceled="1"\\s*>1 canceled</span`,
+        ),
+      );
+      expect(page.text).to.not.contain('data-canceled');
     });
 
     it('shows a received reply in its thread, escaped', async () => {

@@ -345,8 +345,13 @@ describe('web console', () => {
         expect(json.json.totals.sent).to.be.greaterThan(0);
         expect(page.text).to.contain('<svg');
         expect(page.text).to.contain('data-provider="gmail"');
-        const rate = /data-rate="delivery">delivery ([\d.]+)%/.exec(page.text)![1];
+        const rate = /data-rate="delivery">delivered ([\d.]+)%/.exec(page.text)![1];
         expect(Number(rate)).to.equal(json.json.rates.delivery);
+        // Headings in words, not the API's field names.
+        expect(page.text)
+          .to.match(/>\s*Hard bounces\s*</)
+          .and.not.match(/>\s*bouncedHard\s*</);
+        expect(page.text).to.contain('data-rate="hardBounce">hard bounces');
       }
     });
   });
