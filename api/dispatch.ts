@@ -1,14 +1,14 @@
 // The API's routes (under /api/v1) for the one router (api/router.ts): a route per row of the
 // permission table, each with its chain authorize(rule) → JSON body → idempotency → handler,
 // plus the HTTP inbound intake, which takes the install's INBOUND_SECRET instead of an API key,
-// and the OpenAPI document (api/openapi/), which takes none.
+// and the index and the OpenAPI document (api/openapi/), which take none.
 import { ROUTES, routeId } from '../shared/permissions.js';
 import { auditTrail } from './middleware/audit.js';
 import { authorize } from './middleware/authorize.js';
 import { jsonBody } from './middleware/body.js';
 import { idempotency } from './middleware/idempotency.js';
 import { INTAKE_PATH, inboundIntake } from './routes/inbound-intake.js';
-import { openApiRoute } from './openapi/serve.js';
+import { apiIndexRoute, openApiRoute } from './openapi/serve.js';
 import type { Area, Middleware, Route } from './router.js';
 import { refuseNul } from './text-checks.js';
 import type { Handlers } from './types.js';
@@ -45,7 +45,7 @@ export function apiArea(handlers: Handlers, defaultBodyLimit: number): Area {
   }
   if (unused.size > 0) throw new Error(`handlers without a permission table row: ${[...unused].join(', ')}`);
   routes.push({ method: 'POST', path: INTAKE_PATH, run: inboundIntake() });
-  // The OpenAPI document of these routes, without a key.
-  routes.push(openApiRoute(API_PREFIX));
+  // The index and the OpenAPI document of these routes, without a key.
+  routes.push(apiIndexRoute(API_PREFIX), openApiRoute(API_PREFIX));
   return { prefix: API_PREFIX, routes };
 }

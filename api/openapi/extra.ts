@@ -1,13 +1,54 @@
 // The routes under /api/v1 that are not in the permission table, because they take no API key:
-// this document itself, and the HTTP intake of inbound mail (api/routes/inbound-intake.ts).
+// the API's index (what a person opening the base URL sees), this document itself, and the HTTP
+// intake of inbound mail (api/routes/inbound-intake.ts).
 import type { Schema } from './convert.js';
 import { errorResponses } from './errors.js';
 
 export const OPENAPI_PATH = '/openapi.json';
 
+/** GET /api/v1: where the reference is. */
+export function apiIndex(prefix: string) {
+  return {
+    object: 'api',
+    version: 'v1',
+    openapi: prefix + OPENAPI_PATH,
+    reference: '/docs/api',
+    authentication: 'Authorization: Bearer <API key>',
+  };
+}
+
 /** The operations of those routes; their error answers go to `responses` (components). */
 export function extraPaths(responses: Record<string, Schema>): Record<string, Record<string, Schema>> {
   return {
+    '/': {
+      get: {
+        operationId: 'getApiIndex',
+        summary: 'The API index',
+        description: 'No authentication. Where this document and the reference page are.',
+        tags: ['Meta'],
+        security: [],
+        responses: {
+          '200': {
+            description: 'The API index.',
+            content: {
+              'application/json': {
+                schema: {
+                  type: 'object',
+                  required: ['object', 'version', 'openapi', 'reference', 'authentication'],
+                  properties: {
+                    object: { const: 'api' },
+                    version: { type: 'string' },
+                    openapi: { type: 'string' },
+                    reference: { type: 'string' },
+                    authentication: { type: 'string' },
+                  },
+                },
+              },
+            },
+          },
+        },
+      },
+    },
     [OPENAPI_PATH]: {
       get: {
         operationId: 'getOpenapiJson',

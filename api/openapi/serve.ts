@@ -7,7 +7,7 @@ import path from 'node:path';
 import type { Area, Route } from '../router.js';
 import type { ApiContext } from '../types.js';
 import { buildOpenApi } from './build.js';
-import { OPENAPI_PATH } from './extra.js';
+import { apiIndex, OPENAPI_PATH } from './extra.js';
 
 export const DOCS_PATH = '/docs/api';
 const ASSETS = `${DOCS_PATH}/assets/`;
@@ -87,6 +87,18 @@ let built: string | undefined;
 /** The document as served: built once per process (it depends on the code, not on the config). */
 export function openApiJson(): string {
   return (built ??= JSON.stringify(buildOpenApi({ version: packageVersion() })));
+}
+
+/** GET /api/v1, the API's index, a route of the API's area (api/dispatch.ts), without a key. */
+export function apiIndexRoute(prefix: string): Route {
+  const body = apiIndex(prefix);
+  return {
+    method: 'GET',
+    path: prefix,
+    run: (ctx) => {
+      ctx.body = body;
+    },
+  };
 }
 
 /** GET /api/v1/openapi.json, a route of the API's area (api/dispatch.ts), without a key. */

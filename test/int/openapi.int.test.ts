@@ -30,7 +30,7 @@ type Operation = {
 };
 type Response = { content?: Record<string, { examples?: Record<string, { value: { error: { code: string } } }> }> };
 
-const openApiPath = (koaPath: string) => koaPath.replace(/:(\w+)/g, '{$1}');
+const openApiPath = (koaPath: string) => koaPath.replace(/:(\w+)/g, '{$1}') || '/';
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'];
 
 describe('OpenAPI document', () => {
@@ -88,13 +88,29 @@ describe('OpenAPI document', () => {
     expect(documented.sort()).to.deep.equal(routed.sort());
   });
 
+  it('answers the base URL without a key: where the document and the reference page are', async () => {
+    for (const path of ['/api/v1', '/api/v1/']) {
+      const res = await fetch(`${api.url}${path}`);
+      expect(res.status, path).to.equal(200);
+      const body = (await res.json()) as { openapi: string; reference: string };
+      expect(body).to.include({
+        object: 'api',
+        version: 'v1',
+        openapi: '/api/v1/openapi.json',
+        reference: '/docs/api',
+      });
+      expect((await fetch(`${api.url}${body.openapi}`)).status).to.equal(200);
+      expect((await fetch(`${api.url}${body.reference}`)).status).to.equal(200);
+    }
+  });
+
   it('routes every operation it lists: a request without a key gets the route’s own 401', async () => {
     const unrouted: string[] = [];
     for (const [path, ops] of Object.entries(doc.paths)) {
       for (const method of Object.keys(ops).filter((m) => METHODS.includes(m))) {
         const concrete = path.replace(/\{(\w+)\}/g, 'x1');
         const res = await api.request(method.toUpperCase(), `/api/v1${concrete}`);
-        const publicDoc = path === '/openapi.json';
+        const publicDoc = path === '/openapi.json' || path === '/';
         const ok = publicDoc ? res.status === 200 : res.status === 401 && res.json?.error?.code === 'unauthorized';
         if (!ok) unrouted.push(`${method.toUpperCase()} ${path} → ${res.status} ${res.text.slice(0, 80)}`);
       }

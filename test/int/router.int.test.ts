@@ -58,7 +58,7 @@ describe('one router', () => {
     expect(page.headers.get('content-type')).to.match(/^text\/html/);
     expect(page.headers.get('content-security-policy')).to.contain("default-src 'none'");
     expect(await page.text()).to.contain('data-error="not_found"');
-    for (const path of ['/t/nope', '/t', '/metricz', '/api/v1']) {
+    for (const path of ['/t/nope', '/t', '/metricz', '/api/v1/nope']) {
       const res = await call('GET', path);
       expect(res.status, path).to.equal(404);
       expect(((await res.json()) as { error: { code: string } }).error.code, path).to.equal('not_found');
