@@ -75,6 +75,10 @@ describe('console in a browser', function () {
     });
     ids.xss = await send(key.token, { to: ['ok@dest.test'], subject: 'Hi <script>alert(1)</script>' });
     await send(test.token, { to: ['someone@dest.test'], subject: 'Only a test' });
+    await send(test.token, {
+      to: ['someone.with.a.long.address@dest.test'],
+      subject: 'Hello from Tern over SMTP, with a subject long enough to be cut short in the list',
+    });
     await api.deps.sql`insert into suppressions (id, org_id, email, reason)
       values ('sup_01JAAAAAAAAAAAAAAAAAAAAAAA', ${org.organization.id}, 'blocked@dest.test', 'hard_bounce')`;
     await waitFor(
@@ -252,6 +256,20 @@ describe('console in a browser', function () {
         for (const [name, path] of pages) {
           await page.goto(`${api.url}${path}`);
           await check(page, `${name}${dark ? '-dark' : ''}`, width);
+          if (width === 1280 && name.startsWith('emails')) {
+            // On a desktop the list fits its card: long subjects and addresses are cut short.
+            const hidden = await page.evaluate(() =>
+              [...document.querySelectorAll('.table-wrap')].map((el) => el.scrollWidth - el.clientWidth),
+            );
+            expect(Math.max(0, ...hidden), name).to.equal(0);
+          }
+          if (width === 390 && name.startsWith('emails')) {
+            // On a phone every listed subject shows (cards, not a table).
+            const subjects = await page.evaluate(() =>
+              [...document.querySelectorAll('td.subject')].map((el) => (el as HTMLElement).offsetWidth),
+            );
+            expect(Math.min(...subjects, Infinity), name).to.be.greaterThan(100);
+          }
         }
         await page.goto(`${api.url}/console/login`); // signed in: sent on
         await context.close();
