@@ -258,16 +258,16 @@ describe('console in a browser', function () {
           await check(page, `${name}${dark ? '-dark' : ''}`, width);
           if (width === 1280 && name.startsWith('emails')) {
             // On a desktop the list fits its card: long subjects and addresses are cut short.
-            const hidden = await page.evaluate(() =>
-              [...document.querySelectorAll('.table-wrap')].map((el) => el.scrollWidth - el.clientWidth),
-            );
+            const hidden = (await page.evaluate(
+              `[...document.querySelectorAll('.table-wrap')].map((el) => el.scrollWidth - el.clientWidth)`,
+            )) as number[];
             expect(Math.max(0, ...hidden), name).to.equal(0);
           }
           if (width === 390 && name.startsWith('emails')) {
             // On a phone every listed subject shows (cards, not a table).
-            const subjects = await page.evaluate(() =>
-              [...document.querySelectorAll('td.subject')].map((el) => (el as HTMLElement).offsetWidth),
-            );
+            const subjects = (await page.evaluate(
+              `[...document.querySelectorAll('td.subject')].map((el) => el.offsetWidth)`,
+            )) as number[];
             expect(Math.min(...subjects, Infinity), name).to.be.greaterThan(100);
           }
         }

@@ -57,7 +57,7 @@ describe('errors', () => {
   after(async () => api.close());
 
   it('answers 404 not_found for unknown routes, under /api/v1 and elsewhere', async () => {
-    for (const path of ['/api/v1/nope', '/api/v1/keys/me/extra', '/nope', '/']) {
+    for (const path of ['/api/v1/nope', '/api/v1/keys/me/extra', '/nope', '/nope/']) {
       const res = await api.request('GET', path, { token: org.key.token });
       expect(res.status, path).to.equal(404);
       expect(res.json.error.code).to.equal('not_found');
