@@ -231,6 +231,14 @@ describe('end to end: scripted live sends → GET /metrics (issue 6)', function 
     const delivered = all.filter((a) => ['ok', 'later'].includes(parse(a).outcome));
     for (const rcpt of delivered) {
       const msg = await waitFor(`${rcpt} at MX`, async () => s.sink.received.find((m) => m.rcptTo.includes(rcpt)));
+      // A person opens a message once it is delivered: the worker has recorded the 250 (and the
+      // recipient's provider) by then. (An open tracked in the instant between the receiving
+      // server's 250 and that record is counted under the provider "none".)
+      await waitFor(`${rcpt} recorded as delivered`, async () => {
+        const [r] = await s.api.deps.sql<{ n: number }[]>`
+          select count(*)::int as n from email_recipients where email = ${rcpt.toLowerCase()} and delivered_at is not null`;
+        return r!.n > 0;
+      });
       await engage(rcpt, msg);
     }
     await waitFor('every recipient in a final state', async () => {

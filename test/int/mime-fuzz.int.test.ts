@@ -236,7 +236,11 @@ describe('MIME fuzz corpus against the relay, the MX and the inbound and deliver
           .split('\n')
           .filter((l) => l.includes(m.id)),
       ].join('\n');
-      expect(done.attemptsMade, `${m.c.name}: ${why}`).to.be.at.most(1);
+      // One attempt, unless the first failed on the machine rather than on the message (a loaded
+      // CI's Postgres not answering in time): the retry is then what should happen.
+      if (done.attemptsMade > 1) {
+        expect(why, m.c.name).to.match(/CONNECT_TIMEOUT|ECONNREFUSED|ECONNRESET|CONNECTION_(CLOSED|ENDED)|40P01/);
+      }
     }
     expect(worker.output()).to.not.match(/WORKER_UNCAUGHT_EXCEPTION|WORKER_UNHANDLED_REJECTION/);
     for (const p of [relay, mx, worker]) expect(p.alive(), p.output().slice(-2000)).to.equal(true);
