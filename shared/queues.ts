@@ -132,7 +132,11 @@ export const DEFAULT_JOB_OPTIONS: JobsOptions = {
  * fails at once when Redis is down instead of hanging a request).
  */
 export function createQueues(connection: Redis, bullPrefix: string): Queues {
-  const opts = { connection, prefix: bullPrefix, defaultJobOptions: DEFAULT_JOB_OPTIONS };
+  // No version check: BullMQ runs it once, as the queue is made, and keeps its failure. One INFO
+  // past the fail-fast client's 2 s timeout (a busy Redis while the process starts) would make
+  // every later add of that queue fail for the life of the process. `tern doctor` checks the
+  // version and eviction policy, and the workers' own connections check them at start.
+  const opts = { connection, prefix: bullPrefix, defaultJobOptions: DEFAULT_JOB_OPTIONS, skipVersionCheck: true };
   const make = <K extends QueueName>(name: K) => {
     const q = new Queue<JobTypes[K]>(name, opts);
     // Connection errors surface on the commands that fail (503 at the API); without a listener

@@ -150,10 +150,10 @@ describe('the Procfile under a Procfile runner (foreman)', function () {
       ].join('\n'),
     );
 
-    const release = nf(['start', '-f', 'Procfile', '-e', envFile, 'release']);
+    const release = nf(['start', '-j', 'Procfile', '-e', envFile, 'release']);
     expect(await release.exited, release.output()).to.equal(0);
     const sql = postgres(dbUrl(dbName), { max: 1, onnotice: () => {} });
-    const formation = nf(['start', '-f', 'Procfile', '-e', envFile, '-p', String(base), 'web=2,worker=2,relay=1,mx=1']);
+    const formation = nf(['start', '-j', 'Procfile', '-e', envFile, '-p', String(base), 'web=2,worker=2,relay=1,mx=1']);
     const stop = track('foreman formation', async () => {
       if (formation.child.exitCode === null) {
         process.kill(-formation.child.pid!, 'SIGINT');
