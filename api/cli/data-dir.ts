@@ -11,7 +11,7 @@ import { packageRoot } from '../../shared/paths.js';
 type Env = Record<string, string | undefined>;
 
 /** The variables `npm start` records for the CLI. */
-export const RECORDED = ['DATABASE_URL', 'REDIS_URL'] as const;
+export const RECORDED = ['DATABASE_URL', 'REDIS_URL', 'REDIS_PREFIX'] as const;
 
 export function dataDir(env: Env = process.env): string {
   return env.TERN_DATA_DIR || join(packageRoot(), '.data');

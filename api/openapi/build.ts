@@ -148,7 +148,7 @@ function operation(rule: RouteRule, components: Record<string, Schema>, response
   return {
     operationId: operationId(rule),
     summary: doc.summary,
-    description: [doc.description, permissionWords(rule)].filter(Boolean).join('\n\n'),
+    description: [doc.description, permissionWords(rule, doc.restrictedWords)].filter(Boolean).join('\n\n'),
     tags: [tagOf(rule.path)],
     ...(parameters.length ? { parameters } : {}),
     ...(body ? { requestBody: body } : {}),

@@ -212,6 +212,8 @@ export const coreOperations: OperationDocs = {
     summary: 'Daily sending metrics',
     description:
       'JSON, or CSV with `format=csv` (the series, or the breakdown when `facet` is set). A domain-restricted key must name one of its domains.',
+    restrictedWords:
+      'Domain-restricted keys: only their own domains; the organization total (no `domain`) answers 403 `forbidden_domain`, another domain 422 `unknown_domain`.',
     response: 'Metrics',
     errors: ['forbidden_domain', 'unknown_domain'],
   },

@@ -13,6 +13,8 @@ export interface OperationDoc {
   status?: number[];
   /** What a success status means, where the usual words do not fit. */
   statusWords?: Record<number, string>;
+  /** What domain-restricted keys get, where the usual words for the route's rule do not fit. */
+  restrictedWords?: string;
   /** Codes the handler itself can answer, beyond those implied by the route's rule. */
   errors?: ErrorCode[];
   /** A request body that passes the route's body schema (checked by a test). */

@@ -8,7 +8,7 @@ const RESTRICTED = {
   deny: 'Domain-restricted keys: refused (403 `forbidden_domain`).',
 } as const;
 
-export function permissionWords(rule: RouteRule): string {
+export function permissionWords(rule: RouteRule, restrictedWords?: string): string {
   const tier =
     rule.tier === 'ANY'
       ? 'any key'
@@ -17,7 +17,7 @@ export function permissionWords(rule: RouteRule): string {
         : `a ${rule.tier} key or higher (${rule.tier === 'SEND' ? 'SEND, FULL, ADMIN' : 'FULL, ADMIN'})`;
   const parts = [
     `**Permission**: ${tier}; ${rule.liveOnly ? 'live keys only (a test key gets 403 `forbidden`)' : 'live or test'}.`,
-    RESTRICTED[rule.restricted],
+    restrictedWords ?? RESTRICTED[rule.restricted],
   ];
   if (rule.sending) parts.push('Refused while the organization’s sending is paused (403 `sending_paused`).');
   if (rule.idempotent) parts.push('Honours `Idempotency-Key`.');

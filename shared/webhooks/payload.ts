@@ -32,7 +32,7 @@ export type ReceivedEventData = {
   stripped_text?: string;
   mailbox_hash?: string;
   auth?: { spf: string; dkim: string; dmarc: string };
-  attachments: { id: string; filename: string | null; content_type: string; size: number }[];
+  attachments?: { id: string; filename: string | null; content_type: string; size: number }[];
 };
 
 /** Organization events: the fields recorded with the event (shared/org-events.ts), nulls left out. */
@@ -88,7 +88,7 @@ function authOf(v: unknown): ReceivedEventData['auth'] | undefined {
   return { spf: word('spf'), dkim: word('dkim'), dmarc: word('dmarc') };
 }
 
-function attachmentsOf(v: unknown): ReceivedEventData['attachments'] {
+function attachmentsOf(v: unknown): NonNullable<ReceivedEventData['attachments']> {
   if (!Array.isArray(v)) return [];
   return v.map((a: Record<string, unknown>) => ({
     id: typeof a.id === 'string' ? a.id : '',
@@ -107,6 +107,7 @@ function receivedData(ev: EventForWebhook): ReceivedEventData {
   // Tolerates data stored as a JSON string (jsonb string) as well as an object.
   const d = (typeof ev.data === 'string' ? JSON.parse(ev.data) : (ev.data ?? {})) as Record<string, unknown>;
   const auth = authOf(d.auth);
+  const attachments = attachmentsOf(d.attachments);
   return {
     inbound_id: ev.inbound_id ?? (typeof d.inbound_id === 'string' ? d.inbound_id : ''),
     ...(present(ev.email_id) ? { email_id: ev.email_id } : {}),
@@ -116,7 +117,7 @@ function receivedData(ev: EventForWebhook): ReceivedEventData {
     ...(typeof d.stripped_text === 'string' && d.stripped_text !== '' ? { stripped_text: d.stripped_text } : {}),
     ...(present(d.mailbox_hash as string | null) ? { mailbox_hash: d.mailbox_hash as string } : {}),
     ...(auth ? { auth } : {}),
-    attachments: attachmentsOf(d.attachments),
+    ...(attachments.length > 0 ? { attachments } : {}),
   };
 }
 

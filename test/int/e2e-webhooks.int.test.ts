@@ -308,7 +308,7 @@ describe('end to end: every webhook event type from the real pipeline (issue 5)'
           stripped_text: 'Sounds good.',
           // dest.test publishes no SPF, DKIM key or DMARC record.
           auth: { spf: 'none', dkim: 'none', dmarc: 'none' },
-          attachments: [],
+          // No attachments: the field is left out (SPEC: payloads omit fields with no value).
         },
       },
     ];

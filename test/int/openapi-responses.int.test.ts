@@ -7,6 +7,7 @@ import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import * as formatsModule from 'ajv-formats';
 import type { FormatsPlugin } from 'ajv-formats';
 import { insertRuns, recordRunStep } from '../../shared/db/automations.js';
+import { recordEvents } from '../../shared/events.js';
 import { seedOrg, type SeededOrg } from '../helpers/seed.js';
 import { startApi, type TestApi, type TestResponse } from '../helpers/stack.js';
 import { unthrottle } from '../helpers/unthrottle.js';
@@ -113,7 +114,19 @@ describe('OpenAPI document against real answers', () => {
     await call('POST', '/emails/batch', { token: testKey, body: [message, { ...message, to: 'bob@example.com' }] });
     await call('GET', '/emails', { token: testKey });
     await call('GET', '/emails/{id}', { token: testKey, params: { id } });
-    await call('GET', '/emails/{id}/events', { token: testKey, params: { id } });
+    // A threaded reply is one of the message's events, about no recipient.
+    await recordEvents(api.deps.sql, [
+      {
+        orgId: org.organization.id,
+        mode: 'test',
+        type: 'email.received',
+        emailId: id,
+        dedupeKey: `${id}:reply`,
+        data: { from: 'ann@example.com', to: ['hello@reply.acme.test'], subject: 'Re: Hi' },
+      },
+    ]);
+    const events = await call('GET', '/emails/{id}/events', { token: testKey, params: { id } });
+    expect((events.json.data as { type: string }[]).map((e) => e.type)).to.include('email.received');
     const later = new Date(Date.now() + 3_600_000).toISOString();
     const scheduled = await call('POST', '/emails', { token: testKey, body: { ...message, scheduled_at: later } });
     const sid = scheduled.json.id as string;

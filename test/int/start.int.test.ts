@@ -155,13 +155,27 @@ describe('npm start', function () {
 
       // The CLI in the checkout finds npm start's Postgres through .data/env.
       const orgId = /--org (org_\w+)/.exec(out)?.[1] ?? (/"Demo" \((org_\w+)\)/.exec(out)?.[1] as string);
+      // and its Redis and key prefix: a domain the CLI adds is usable at once (the web processes'
+      // caches hear of it), with no variable repeated on the CLI's command line.
       const minted = await tern(['key', 'mint', '--org', orgId, '--permission', 'SEND', '--mode', 'test', '--json'], {
         TERN_DATA_DIR: dataDir,
-        REDIS_PREFIX: baseEnv.REDIS_PREFIX!,
       });
       expect(minted.code, minted.out).to.equal(0);
       expect(minted.out).to.match(/"token":"tern_test_/);
-      expect(await readFile(join(dataDir, 'env'), 'utf8')).to.contain(`DATABASE_URL=${baseEnv.DATABASE_URL}`);
+      const recorded = await readFile(join(dataDir, 'env'), 'utf8');
+      expect(recorded).to.contain(`DATABASE_URL=${baseEnv.DATABASE_URL}`);
+      expect(recorded).to.contain(`REDIS_PREFIX=${baseEnv.REDIS_PREFIX}`);
+      const added = await tern(['domain', 'add', '--org', orgId, '--name', 'fresh.test', '--verified'], {
+        TERN_DATA_DIR: dataDir,
+      });
+      expect(added.code, added.out).to.equal(0);
+      expect(added.out).not.to.contain('could not be told');
+      const fromNew = await fetch(`http://127.0.0.1:${p.PORT}/api/v1/emails`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ from: 'hello@fresh.test', to: 'you@example.com', subject: 'x', text: 'y' }),
+      });
+      expect(fromNew.status, await fromNew.clone().text()).to.equal(200);
       await stop(l, p.PORT);
     } finally {
       await l.close();

@@ -155,12 +155,11 @@ describe('webhook delivery', () => {
     expect(got.find((p) => p.data.inbound_id === 'inb_1')).to.deep.equal({
       type: 'email.received',
       created_at: threaded!.created_at.toISOString(),
-      data: { inbound_id: 'inb_1', email_id: email.id, ...data, attachments: [] },
+      data: { inbound_id: 'inb_1', email_id: email.id, ...data },
     });
     expect(got.find((p) => p.data.inbound_id === 'inb_2').data).to.deep.equal({
       inbound_id: 'inb_2',
       ...data,
-      attachments: [],
     });
   });
 

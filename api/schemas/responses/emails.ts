@@ -91,7 +91,10 @@ export const emailResponses: Record<string, Schema> = {
       object: constant('event'),
       id: str,
       type: str,
-      recipient: str,
+      recipient: {
+        type: ['string', 'null'],
+        description: 'The address the event is about; null for a reply (`email.received`).',
+      },
       bounce_type: oneOf(['hard', 'soft', 'undetermined']),
       detail: str,
       url: str,
