@@ -67,6 +67,11 @@ export class RateLimiter {
     }
   }
 
+  /** Fills a bucket again (drops its Redis state); a lease this process holds on it is kept. */
+  async reset(id: string): Promise<void> {
+    await this.redis.del(this.keyOf(id));
+  }
+
   /** The answer from this process's lease when it holds one, without waiting; else null. */
   takeLeased(id: string, bucket: Bucket, cost = 1): RateLimitResult | null {
     return leaseSize(bucket) === 0 ? null : this.fromLease(id, bucket, cost);

@@ -12,7 +12,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { createDemoOrganization, type CreatedDemo } from '../../shared/bootstrap.js';
 import { ConfigError, loadConfig, loadToolConfig, type Config } from '../../shared/config.js';
-import { findDemoDomain } from '../../shared/db/domains.js';
+import { findDemoDomain, restoreDemoDomain } from '../../shared/db/domains.js';
 import { migrate } from '../../shared/db/migrate.js';
 import { countOrgs } from '../../shared/db/orgs.js';
 import { createPool } from '../../shared/db/pool.js';
@@ -91,6 +91,7 @@ async function prepareDatabase(config: Config, conveniences: string[]): Promise<
       created = await createDemoOrganization(sql, config, { name: 'Demo', adminEmail: DEMO_ADMIN });
       say(`first run: created the organization "Demo" (${created.organization.id}) with the demo domain`);
     }
+    if ((await restoreDemoDomain(sql)) > 0) say('the demo domain was marked failed by a DNS check: verified again');
     const domain = await findDemoDomain(sql);
     if (domain) {
       conveniences.push(

@@ -27,7 +27,8 @@ const commands: Command[] = [
 ];
 
 function overview(): string {
-  const lines = commands.map((c) => `  ${c.name.padEnd(16)}${c.summary}`);
+  const width = Math.max(...commands.map((c) => c.name.length)) + 2;
+  const lines = commands.map((c) => `  ${c.name.padEnd(width)}${c.summary}`);
   return `Usage: tern <command> [options]\n\nCommands:\n${lines.join('\n')}\n\nRun 'tern <command> --help' for a command's options.\n`;
 }
 
@@ -91,7 +92,8 @@ export async function main(argv: string[]): Promise<number> {
     const group = commands.filter((c) => c.name.startsWith(`${argv[0]} `));
     const wantsHelp = argv.includes('--help') || argv.includes('-h');
     if (group.length > 0 && (wantsHelp || argv.length === 1)) {
-      const out = group.map((c) => `  tern ${c.name.padEnd(16)}${c.summary}`).join('\n');
+      const width = Math.max(...group.map((c) => c.name.length)) + 2;
+      const out = group.map((c) => `  tern ${c.name.padEnd(width)}${c.summary}`).join('\n');
       (wantsHelp ? process.stdout : process.stderr).write(`Commands:\n${out}\n`);
       return wantsHelp ? 0 : 2;
     }

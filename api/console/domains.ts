@@ -136,21 +136,27 @@ async function domainPage(ctx: ApiContext, { session }: ConsoleRequest): Promise
   show(ctx, session, {
     title: d.name,
     active: ACTIVE,
-    lead: html`${stateBadge(d.status)} Last checked ${when(d.last_checked_at)}; verified since
-    ${when(d.verified_at, 'not yet')}.`,
-    actions: html`${postButton(session, `/console/domains/${d.id}/verify`, 'Verify DNS now', undefined, 'primary')}
-      <a class="btn danger" href="/console/domains/${d.id}/delete">Delete</a>`,
+    lead: d.demo
+      ? html`${stateBadge(d.status)} The demo domain of <code>npm start</code>: test keys send from it, and its mail
+          never leaves this machine, so it is not checked against DNS.`
+      : html`${stateBadge(d.status)} Last checked ${when(d.last_checked_at)}; verified since
+        ${when(d.verified_at, 'not yet')}.`,
+    actions: html`${
+        d.demo ? '' : postButton(session, `/console/domains/${d.id}/verify`, 'Verify DNS now', undefined, 'primary')
+      } <a class="btn danger" href="/console/domains/${d.id}/delete">Delete</a>`,
     body: html`${doneBanner(queryString(ctx.query, 'done'))}
-      <h2>DNS records to publish</h2>
-      ${recordsTable(d.records as DomainRecord[])}
-      ${card(
-        html`<p class="muted">
-            Open tracking: ${tracking(d.track_opens)}; click tracking: ${tracking(d.track_clicks)}.
-          </p>
-          ${trackingForm(session, d)}`,
-        { title: 'Tracking' },
-      )}
-      ${card(dmarc, { title: 'DMARC' })}`,
+    ${
+      d.demo
+        ? html`<p class="muted">Nothing to publish. To send live mail, add a domain you own.</p>`
+        : html`<h2>DNS records to publish</h2>
+            ${recordsTable(d.records as DomainRecord[])}`
+    }
+    ${card(
+      html`<p class="muted">Open tracking: ${tracking(d.track_opens)}; click tracking: ${tracking(d.track_clicks)}.</p>
+        ${trackingForm(session, d)}`,
+      { title: 'Tracking' },
+    )}
+    ${card(dmarc, { title: 'DMARC' })}`,
   });
 }
 

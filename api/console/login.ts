@@ -1,6 +1,8 @@
 // Sign-in and sign-out. Failed and successful attempts alike spend a token of two Redis buckets
 // (per client IP, per email), and an unknown email costs the same scrypt as a wrong password,
-// so neither timing nor the answer tells whether an account exists.
+// so neither timing nor the answer tells whether an account exists. A successful sign-in fills
+// its email's bucket again: the right password ends a guess at that account, and someone who
+// signs in often (a script, a shared workstation) is not locked out by their own sign-ins.
 import { deleteSession, findUserByEmail } from '../../shared/db/users.js';
 import { ApiError } from '../../shared/errors.js';
 import { hashPassword, verifyPassword } from '../../shared/passwords.js';
@@ -78,6 +80,9 @@ export async function login(ctx: ApiContext, form: URLSearchParams): Promise<voi
   const old = sessionIdHash(ctx);
   if (old) await deleteSession(ctx.deps.sql, old);
   await startSession(ctx, user.id);
+  await limiter(ctx.deps)
+    .reset(`email:${email.toLowerCase()}`)
+    .catch(() => {});
   ctx.state.log.info({ event: 'CONSOLE_LOGIN', userId: user.id }, 'console sign-in');
   redirect(ctx, '/console');
 }

@@ -193,7 +193,7 @@ function deliveryRow(w: WebhookRow, d: ListedDelivery): Safe {
   return html`<tr data-delivery="${d.id}">
     <td class="nowrap"><a href="/console/webhooks/${w.id}/deliveries/${d.id}">${when(d.created_at)}</a></td>
     <td>${d.event_type}</td>
-    <td>${stateBadge(d.status === 'succeeded' ? 'delivered' : d.status)}</td>
+    <td>${stateBadge(d.status)}</td>
     <td class="num">${d.attempts}</td>
     <td>${d.last_status_code ?? ''}</td>
     <td class="clip">${d.last_error ?? ''}</td>
@@ -398,7 +398,7 @@ async function deleteAction(ctx: ApiContext, { session }: ConsoleRequest): Promi
 function attemptItem(raw: AttemptRow): Safe {
   const a = { ...raw, started_at: new Date(raw.started_at), finished_at: raw.finished_at && new Date(raw.finished_at) };
   const ok = a.status_code !== null && a.status_code >= 200 && a.status_code < 300;
-  const state = a.finished_at === null ? 'interrupted' : ok ? 'delivered' : 'failed';
+  const state = a.finished_at === null ? 'interrupted' : ok ? 'succeeded' : 'failed';
   return html`<li data-attempt="${a.attempt}">
     <div class="ev-head">${stateBadge(state)} <strong>attempt ${a.attempt}</strong> ${when(a.started_at)}</div>
     <div class="ev-facts">
@@ -439,7 +439,7 @@ async function deliveryPage(ctx: ApiContext, { session }: ConsoleRequest): Promi
   show(ctx, session, {
     title: `Delivery of ${d.event_type}`,
     active: ACTIVE,
-    lead: html`${stateBadge(d.status === 'succeeded' ? 'delivered' : d.status)} to <code>${w.url}</code>`,
+    lead: html`${stateBadge(d.status)} to <code>${w.url}</code>`,
     actions: html`<a class="btn" href="/console/webhooks/${w.id}">Back to the endpoint</a>
       ${d.status !== 'pending' ? html`<a class="btn primary" href="${base}/replay">Replay</a>` : ''}`,
     body: html`${doneBanner(queryString(ctx.query, 'done'))}

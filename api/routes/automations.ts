@@ -100,7 +100,7 @@ async function checkSteps(db: Db, auth: AuthContext, steps: AutomationStep[]): P
     if (!s.subject && !tpl.subject) throw validationError(`${at}.subject is required (the template has none)`);
     const from = parseMailbox(s.from);
     if (!from.ok) throw validationError(`${at}.from ${JSON.stringify(s.from)} ${from.reason}`);
-    fromDomain(at, auth, from.mailbox);
+    fromDomain(`${at}.from`, auth, from.mailbox);
   }
   const segments = new Set((await findSegments(db, auth.org.id, [...refs.segments])).map((r) => r.id));
   const missingSegment = [...refs.segments].find((id) => !segments.has(id));

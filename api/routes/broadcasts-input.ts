@@ -86,7 +86,7 @@ export async function resolveBroadcast(
   if (!fromRaw) throw validationError('body.from is required');
   const parsed = parseMailbox(fromRaw);
   if (!parsed.ok) throw validationError(`body.from ${JSON.stringify(fromRaw)} ${parsed.reason}`);
-  const domain = fromDomain('body', auth, parsed.mailbox);
+  const domain = fromDomain('body.from', auth, parsed.mailbox);
   const subject = pick(body.subject, base?.subject ?? null);
   if (subject === null && !(tpl?.subject ?? (keepsTemplate ? 'stored' : null))) {
     throw validationError('body.subject is required (the template has none)');

@@ -136,13 +136,14 @@ function decodeAttachments(where: string, emailId: string, body: SendEmailBody, 
 }
 
 /** Checks the from address against the org's domains and the key's restriction. */
-export function fromDomain(where: string, auth: AuthContext, from: Mailbox) {
+/** `field` names the sender in errors: `body.from` for the API, `MAIL FROM` for the relay. */
+export function fromDomain(field: string, auth: AuthContext, from: Mailbox) {
   const domain = auth.domains.find((d) => d.name === from.domain);
   if (isRestricted(auth) && (!domain || !auth.key.domainIds.includes(domain.id))) {
     throw new ApiError('forbidden_domain', `This key may not send from ${from.domain}`);
   }
-  if (!domain) throw validationError(`${where}.from: domain ${from.domain} is not a domain of this organization`);
-  if (domain.status !== 'verified') throw validationError(`${where}.from: domain ${from.domain} is not verified`);
+  if (!domain) throw validationError(`${field}: domain ${from.domain} is not a domain of this organization`);
+  if (domain.status !== 'verified') throw validationError(`${field}: domain ${from.domain} is not verified`);
   assertNotDemoLive(domain, auth.key.mode);
   return domain;
 }
@@ -186,7 +187,7 @@ export function prepareEmail(where: string, body: SendEmailBody, opts: PrepareOp
   const fromRaw = body.from ?? tpl?.from ?? undefined;
   if (!fromRaw) throw validationError(`${where}.from is required`);
   const [from] = mailboxes(where, 'from', [fromRaw]);
-  const domain = fromDomain(where, auth, from!);
+  const domain = fromDomain(`${where}.from`, auth, from!);
   const fields = {
     to: mailboxes(where, 'to', asList(where, 'to', body.to, true)),
     cc: mailboxes(where, 'cc', asList(where, 'cc', body.cc, false)),

@@ -183,6 +183,19 @@ export async function deleteDomain(db: Db, orgId: string, id: string): Promise<b
 }
 
 /** The development launcher's demo domain (the first one, should there be several). */
+/**
+ * Puts the demo domain back to verified where a DNS check failed it (before such checks skipped
+ * it); returns how many rows changed. A name another domain holds verified is left alone.
+ */
+export async function restoreDemoDomain(db: Db): Promise<number> {
+  const rows = await db`
+    update domains d set status = 'verified', verified_at = coalesce(d.verified_at, now())
+    where d.demo and d.status <> 'verified'
+      and not exists (select 1 from domains o where o.name = d.name and o.status = 'verified')
+    returning d.id`;
+  return rows.length;
+}
+
 export async function findDemoDomain(db: Db): Promise<{ id: string; org_id: string; name: string } | null> {
   const [row] = await db<{ id: string; org_id: string; name: string }[]>`
     select id, org_id, name from domains where demo order by created_at, id limit 1`;

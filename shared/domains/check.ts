@@ -2,7 +2,8 @@
 // Verify button. A name another organization holds verified is never verified here (inbound
 // routing needs one owner), including when the other one wins a race to the unique index.
 // A check that changes the verdict fires an organization event: `domain.verified` when the
-// domain becomes verified, `domain.failed` when a verified domain stops passing.
+// domain becomes verified, `domain.failed` when a verified domain stops passing. The demo domain
+// of `npm start` is never checked.
 import type { Config } from '../config.js';
 import { isVerifiedElsewhere, saveDomainCheck, type DomainRow } from '../db/domains.js';
 import type { Db } from '../db/pool.js';
@@ -22,6 +23,9 @@ export async function checkDomain(
   d: DomainRow,
   queues?: Pick<Queues, 'webhook-fanout' | 'metrics-rollup'>,
 ): Promise<DomainRow | null> {
+  // The demo domain is verified by definition and never looked up: its records are published
+  // nowhere, so a check would only fail it and stop the demo's test sends.
+  if (d.demo) return d;
   const saved = await checkAndSave(db, config, d);
   if (saved && queues) await fireVerdictChange(db, queues, d, saved);
   return saved;

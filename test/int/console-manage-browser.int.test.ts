@@ -102,7 +102,7 @@ describe('console management in a browser', function () {
     await page.getByText('Replay queued.').waitFor();
     await waitFor('the replayed delivery to succeed', async () => {
       await page.reload();
-      return (await page.locator('.lead [data-state]').getAttribute('data-state')) === 'delivered';
+      return (await page.locator('.lead [data-state]').getAttribute('data-state')) === 'succeeded';
     });
     expect(await page.locator('[data-attempt="2"]').innerText()).to.contain('HTTP 200');
     expect(s.receiver.received.filter((r) => r.path === '/hooks')).to.have.length(2);

@@ -235,6 +235,20 @@ describe('console management pages', function () {
       expect(gone.status).to.equal(303);
       expect(await s.api.deps.sql`select 1 from domains where id = ${d!.id}`).to.have.length(0);
     });
+
+    it('shows the demo domain without records or a Verify button; a verify posted anyway keeps it verified', async () => {
+      await admin.get('/console/domains');
+      expect((await admin.post('/console/domains', { name: 'demo-page.test' })).status).to.equal(303);
+      const [d] = await s.api.deps.sql<{ id: string }[]>`
+        update domains set demo = true, status = 'verified', verified_at = now()
+        where name = 'demo-page.test' and org_id = ${s.org.organization.id} returning id`;
+      const page = await admin.get(`/console/domains/${d!.id}`);
+      expect(page.text).to.contain('not checked against DNS').and.to.contain('Nothing to publish');
+      expect(page.text).not.to.contain('Verify DNS now').and.not.to.contain('rec-0-value');
+      expect((await admin.post(`/console/domains/${d!.id}/verify`)).status).to.equal(303);
+      const [after] = await s.api.deps.sql`select status, last_checked_at from domains where id = ${d!.id}`;
+      expect(after).to.deep.equal({ status: 'verified', last_checked_at: null });
+    });
   });
 
   describe('queues', () => {

@@ -181,6 +181,31 @@ describe('web console', () => {
         await other.close();
       }
     });
+
+    it('fills the email bucket again after a successful sign-in', async function () {
+      this.timeout(60_000);
+      const other = await startApi({ db: api.db });
+      try {
+        const c = new ConsoleClient(other.url);
+        for (let i = 0; i < 9; i++) {
+          const res = await c.post('/console/login', { email: memberEmail, password: 'wrong' }, { csrf: false });
+          expectPageError(res, 401, 'login');
+        }
+        const ok = await c.post('/console/login', { email: memberEmail, password: memberPassword }, { csrf: false });
+        expect(ok.status).to.equal(303);
+        // The email's 10 tokens were spent; the sign-in gave them back (the IP bucket is at 10 of 20).
+        for (let i = 0; i < 9; i++) {
+          const res = await new ConsoleClient(other.url).post(
+            '/console/login',
+            { email: memberEmail, password: 'wrong' },
+            { csrf: false },
+          );
+          expectPageError(res, 401, 'login');
+        }
+      } finally {
+        await other.close();
+      }
+    });
   });
 
   describe('CSRF', () => {

@@ -1,5 +1,6 @@
 import { createPrivateKey, createPublicKey, sign, verify } from 'node:crypto';
 import { expect } from 'chai';
+import { restoreDemoDomain } from '../../shared/db/domains.js';
 import { startDns, type TestDns } from '../helpers/dns.js';
 import { seedOrg, type SeededOrg } from '../helpers/seed.js';
 import { expectError, startApi, type TestApi } from '../helpers/stack.js';
@@ -235,6 +236,24 @@ describe('domains API', () => {
       const dkim = byKind(res.json.records).DKIM!;
       expect(dkim.status).to.equal('failed');
       expect(dkim.reason).to.equal('shared-name.test is already verified by another organization on this install');
+    });
+
+    it('leaves the demo domain verified without a DNS look-up; npm start restores one a check failed', async () => {
+      const demo = await seedOrg(api.deps.sql, { domains: [{ name: 'demo-verify.test' }] });
+      const id = demo.domains['demo-verify.test']!.id;
+      await api.deps.sql`update domains set demo = true where id = ${id}`;
+      const res = await api.request('POST', `/domains/${id}/verify`, { token: demo.key.token });
+      expect(res.status).to.equal(200);
+      expect(res.json.status).to.equal('verified');
+      const [row] = await api.deps.sql<{ status: string; last_checked_at: Date | null }[]>`
+        select status, last_checked_at from domains where id = ${id}`;
+      expect(row).to.deep.equal({ status: 'verified', last_checked_at: null });
+
+      await api.deps.sql`update domains set status = 'failed' where id = ${id}`;
+      expect(await restoreDemoDomain(api.deps.sql)).to.equal(1);
+      expect(await restoreDemoDomain(api.deps.sql)).to.equal(0);
+      const [back] = await api.deps.sql<{ status: string }[]>`select status from domains where id = ${id}`;
+      expect(back!.status).to.equal('verified');
     });
   });
 
