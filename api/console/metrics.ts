@@ -89,11 +89,11 @@ function dailyTable(r: MetricsReport): Safe {
   const rows = [...r.series].reverse().map(
     (d) =>
       html`<tr>
-        <td>${d.day}</td>
+        <td class="nowrap">${d.day}</td>
         ${SERIES_FIELDS.map(([api]) => html`<td class="num">${d[api]}</td>`)}
       </tr>`,
   );
-  return html`${tableCard(['Day (UTC)', ...SERIES_FIELDS.map(([api]) => heading(api))], rows, { label: 'Per day', attrs: html`data-series` })}`;
+  return html`${tableCard(['Day (UTC)', ...SERIES_FIELDS.map(([api]) => heading(api))], rows, { label: 'Per day', attrs: html`data-series`, scroll: true })}`;
 }
 
 function providerTable(by: FacetEntry[]): Safe {

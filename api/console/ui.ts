@@ -2,7 +2,7 @@
 // badges (colour and text), cards, tables that scroll inside their card, empty states that say
 // what to do next, description lists, pagers and labelled form fields. docs/console.md shows how
 // a page uses them.
-import { html, type Safe } from './html.js';
+import { escapeHtml, html, Safe } from './html.js';
 
 export type Tone = 'ok' | 'warn' | 'bad' | 'info' | 'neutral';
 
@@ -78,21 +78,47 @@ export interface Column {
   hidden?: boolean;
 }
 
-/** A table inside a scrolling wrapper: wide tables scroll in their card, never the page. */
+/**
+ * Names each cell of a row after its column (`data-label`), in order, so that on a phone the
+ * row can show as a card of labelled values. A column with a hidden header (buttons) gets an
+ * empty label.
+ */
+function labelCells(row: Safe, labels: string[]): Safe {
+  let i = 0;
+  return new Safe(
+    row.value.replace(/<td(?=[\s>])(?![^>]*\sdata-label=)/g, (m) => {
+      const label = labels[i++];
+      return label === undefined ? m : `<td data-label="${escapeHtml(label)}"`;
+    }),
+  );
+}
+
+/**
+ * A table inside a scrolling wrapper: wide tables scroll in their card, never the page. On phones
+ * each row shows as a card of labelled values, unless `scroll` keeps the table (a long numeric
+ * series reads better as a table) or the table has a phone layout of its own (`stack-sm`).
+ */
 export function dataTable(
   columns: (Column | string)[],
   rows: Safe[],
-  opts: { label?: string; cls?: string; attrs?: Safe } = {},
+  opts: { label?: string; cls?: string; attrs?: Safe; scroll?: boolean } = {},
 ): Safe {
-  const head = columns.map((c) => {
-    const col = typeof c === 'string' ? { label: c } : c;
+  const cols = columns.map((c) => (typeof c === 'string' ? { label: c } : c));
+  const own = (opts.cls ?? '').split(/\s+/).includes('stack-sm');
+  const cards = !opts.scroll && !own;
+  if (cards) {
+    const labels = cols.map((c) => (c.hidden ? '' : c.label));
+    rows = rows.map((r) => labelCells(r, labels));
+  }
+  const cls = [opts.cls ?? '', cards ? 'cards-sm' : ''].filter(Boolean).join(' ');
+  const head = cols.map((col) => {
     return html`<th scope="col" ${col.num ? html`class="num"` : ''}>
       ${col.hidden ? html`<span class="sr-only">${col.label}</span>` : col.label}
     </th>`;
   });
   // The wrapper is focusable so that keyboard users can scroll it (axe: scrollable-region-focusable).
   return html`<div class="table-wrap" tabindex="0" role="region" aria-label="${opts.label ?? 'Table'}">
-    <table class="${opts.cls ?? ''}" ${opts.attrs ?? ''}>
+    <table class="${cls}" ${opts.attrs ?? ''}>
       <thead>
         <tr>
           ${head}
@@ -109,7 +135,7 @@ export function dataTable(
 export function tableCard(
   columns: (Column | string)[],
   rows: Safe[],
-  opts: { label: string; cls?: string; attrs?: Safe },
+  opts: { label: string; cls?: string; attrs?: Safe; scroll?: boolean },
 ): Safe {
   return card(dataTable(columns, rows, opts), { cls: 'flush' });
 }

@@ -121,6 +121,13 @@ describe('console management in a browser', function () {
     expect(await records.locator('tbody tr').count()).to.be.greaterThan(3);
     expect(await records.getByRole('button', { name: 'Copy value' }).first().isVisible()).to.equal(true);
     expect(await records.locator('[data-record="DKIM"] td').nth(3).innerText()).to.contain('v=DKIM1');
+    // On a phone each record is a card of labelled values: the value and its copy button are on
+    // screen, not in a part of the table scrolled out of sight.
+    for (const cell of ['td[data-label="Value"]', 'td[data-label="Status"]']) {
+      const box = await records.locator(`[data-record="DKIM"] ${cell}`).boundingBox();
+      expect(box, cell).to.not.equal(null);
+      expect(box!.x + box!.width, cell).to.be.at.most(390);
+    }
     await check(page, 'domain-added', 390);
     await context.close();
   });
