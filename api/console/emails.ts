@@ -52,10 +52,9 @@ function row(e: EmailListRow): Safe {
       ${e.first_recipient ? address(e.first_recipient) : html`<span class="muted">none</span>`}${more}
     </td>
     <td class="clip subject" data-label="Subject">
-      <a class="row-link" href="/console/emails/${e.id}"
+      ${e.mode === 'test' ? html`${badge('test', 'info')} ` : ''}<a class="row-link" href="/console/emails/${e.id}"
         >${e.subject || html`<span class="muted">(no subject)</span>`}</a
       >
-      ${e.mode === 'test' ? badge('test', 'info') : ''}
     </td>
     <td class="nowrap" data-label="Stream" data-stream="${e.stream}">${streamBadge(e.stream)}</td>
     <td class="nowrap" data-label="Status">${statusCell(e)}</td>
