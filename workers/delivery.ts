@@ -42,6 +42,8 @@ type Ctx = LiveContext & {
   batched: Batched;
   /** Tells the watchdog that something moved. */
   progress: () => void;
+  /** A hand-over that started at this local time leased attempts to `holder`. */
+  leased: (at: number) => void;
 };
 
 /** What one job learned while it ran: events to publish, recipients settled for good. */
@@ -95,6 +97,7 @@ async function handOver(ctx: Ctx, email: DeliveryEmail, due: DeliveryRecipient[]
         suppressedVerdict(r),
       ).outcome,
   );
+  const startedAt = Date.now();
   const done = await ctx.batched.handOvers.handOver({
     emailId: email.id,
     claim,
@@ -105,6 +108,7 @@ async function handOver(ctx: Ctx, email: DeliveryEmail, due: DeliveryRecipient[]
     rejected,
   });
   if (!done) return null;
+  ctx.leased(startedAt);
   state.final += suppressed.length;
   state.outbox.push(...done.created);
   const byId = new Map(rest.map((r) => [r.id, r]));
@@ -229,6 +233,8 @@ export async function startStreamWorker(
       holder,
       batched,
       progress: () => watchdog.progress(),
+      leased: (at) => shared.leases.leased(holder, at),
+      holds: () => shared.leases.holds(holder),
     };
     try {
       // An outage of Postgres or Redis is waited out (the run starts again from the load, which

@@ -3,6 +3,7 @@
 // wait bounded, a throttle whose Redis is away deferring instead of failing, the sweep that
 // goes on until nothing is due and runs at once when Redis lost its data, and attempt leases of
 // seconds (a dead holder's attempt taken over at once, a live holder's never).
+import { execFileSync } from 'node:child_process';
 import { expect } from 'chai';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -12,7 +13,7 @@ import { createLogger } from '../../shared/logger.js';
 import { Outbound, type AttemptResult, type OutboundMessage } from '../../shared/mail/outbound/index.js';
 import { createRedis } from '../../shared/redis.js';
 import { redisKeys } from '../../shared/redis-keys.js';
-import { startDeliveryWorker, type DeliveryWorkers } from '../../workers/delivery.js';
+import { ATTEMPT_LEASE_SECONDS, startDeliveryWorker, type DeliveryWorkers } from '../../workers/delivery.js';
 import { startSweeper } from '../../workers/delivery/schedule.js';
 import type { WorkerDeps } from '../../workers/deps.js';
 import { enqueueEmail, giveDkimKey, seedEmail } from '../helpers/mail-seed.js';
@@ -374,6 +375,48 @@ describe('delivery under faults', function () {
       // It is looked at again when the live holder's lease would expire.
       const jobs = await api.deps.queues.delivery.getJobs(['delayed'], 0, -1);
       expect(jobs.some((j) => j.data.emailId === alive.id)).to.equal(true);
+    });
+
+    it('a run stopped past its lease sends none of the attempts another job took over meanwhile', async () => {
+      // The worker process "stopped" (SIGSTOP, a paused VM) while its server read the first
+      // message: the event loop is blocked past the 15 s lease, during which another job takes
+      // the other two attempts over. Woken, the run must not send them a second time.
+      const email = await seed(['first@dest.test', 'second@dest.test', 'third@dest.test']);
+      const others = [email.recipients['second@dest.test']!, email.recipients['third@dest.test']!];
+      const takeOver = `update email_recipients set attempts = attempts + 1, attempt_job = 'other0123:job:1',
+        attempt_started_at = now(), attempt_expires_at = now() + interval '1 hour'
+        where id in ('${others.join("','")}')`;
+      const frozen = await startSink((rcpt, count) => {
+        if (rcpt === 'first@dest.test' && count === 1) {
+          execFileSync('sleep', [String(ATTEMPT_LEASE_SECONDS + 2)]);
+          execFileSync('psql', [api.db.url, '-qc', takeOver]);
+        }
+        return null;
+      });
+      try {
+        await withWorker(
+          { SMTP_SMARTHOST: `smtp://127.0.0.1:${frozen.port}?tls_verify=false`, OUTBOUND_CONNECTIONS_PER_HOST: '1' },
+          { sweepEverySeconds: 0 },
+          async () => {
+            await enqueueEmail(api.deps.queues, email.id);
+            await waitFor(
+              'the first recipient recorded',
+              async () => (await recipientsOf(email.id))[0]!.status === 'delivered',
+              40_000,
+            );
+            await waitFor(
+              'the run to end',
+              async () => (await api.deps.queues.delivery.getJobState(email.id)) === 'completed',
+            );
+          },
+        );
+        expect(frozen.received.map((m) => m.rcptTo)).to.deep.equal([['first@dest.test']]);
+        const held = await api.deps.sql<{ attempt_job: string | null }[]>`
+          select attempt_job from email_recipients where id in ${api.deps.sql(others)}`;
+        expect(held.map((h) => h.attempt_job)).to.deep.equal(['other0123:job:1', 'other0123:job:1']);
+      } finally {
+        await frozen.close();
+      }
     });
   });
 });

@@ -29,6 +29,11 @@ export interface LiveContext {
   throttle: ProviderThrottle;
   tracker: Tracker;
   journal: DeliveryJournal;
+  /**
+   * Whether this run still certainly holds the attempts it leased (workers/delivery/leases.ts);
+   * checked just before each message goes out. Absent: always.
+   */
+  holds?: () => boolean;
 }
 
 /** Journals a server's acceptance at once (a journal that cannot be written costs nothing but the journal). */
@@ -92,6 +97,10 @@ export async function deliverLive(
     return;
   }
   const renderFor = makeRenderer(deps, ctx.tracker, email);
+  // Attempts not sent because this run's lease may have run out (the process was stopped past
+  // it): another job may hold them now. Nothing is recorded for them; their holder, or the
+  // sweeper once the lease is over, sends them.
+  let lapsed = 0;
   const groups = new Map<string, { domain: string; address: string | null; rs: Leased[] }>();
   for (const r of leased) {
     const address = sourceOf(r.id);
@@ -128,6 +137,15 @@ export async function deliverLive(
         messages,
         {
           before: async (m) => {
+            if (ctx.holds && !ctx.holds()) {
+              if (lapsed++ === 0) {
+                deps.logger.warn(
+                  { event: 'DELIVERY_LEASE_LAPSED', emailId: email.id },
+                  'attempt lease ran out while this run waited (the process was stopped?): left to their new holder',
+                );
+              }
+              return false;
+            }
             let response: string;
             try {
               if (await ctx.throttle.take(provider, address)) return true;
