@@ -92,16 +92,39 @@ export async function scheduleRetention(deps: WorkerDeps): Promise<void> {
   );
 }
 
-export const retentionConsumer: QueueConsumer = {
-  queue: QUEUE_NAMES.retention,
-  start: async (deps) => {
-    const worker = startRetentionWorker(deps);
-    await scheduleRetention(deps).catch((err: unknown) =>
-      deps.logger.warn(
-        { event: 'RETENTION_SCHEDULE_FAILED', err },
-        'retention purge not scheduled; retried at next start',
-      ),
-    );
-    return worker;
-  },
-};
+/** How often a running worker re-asserts the schedule (a Redis that lost its data lost it too). */
+export const RETENTION_RESCHEDULE_MS = 60_000;
+
+/** The retention consumer, re-asserting its schedule every `rescheduleMs` (tests shorten it). */
+export function retentionConsumerWith(rescheduleMs: number): QueueConsumer {
+  return { queue: QUEUE_NAMES.retention, start: (deps) => startRetention(deps, rescheduleMs) };
+}
+
+export const retentionConsumer: QueueConsumer = retentionConsumerWith(RETENTION_RESCHEDULE_MS);
+
+async function startRetention(deps: WorkerDeps, rescheduleMs: number): Promise<Worker<RetentionJob>> {
+  const worker = startRetentionWorker(deps);
+  // The schedule is a Redis record: a Redis restarted without its data (or flushed) forgets it,
+  // and with it every later purge. Each worker puts it back every minute (idempotent; the next
+  // run keeps its time), so purges resume within a minute of such a loss, without a restart.
+  let failing = false;
+  const assert = async () => {
+    try {
+      await scheduleRetention(deps);
+      if (failing) deps.logger.info({ event: 'RETENTION_SCHEDULED' }, 'retention purge scheduled again');
+      failing = false;
+    } catch (err) {
+      if (!failing) {
+        deps.logger.warn(
+          { event: 'RETENTION_SCHEDULE_FAILED', err },
+          'retention purge not scheduled; tried again every minute',
+        );
+      }
+      failing = true;
+    }
+  };
+  await assert();
+  const timer = setInterval(() => void assert(), rescheduleMs).unref();
+  worker.once('closing', () => clearInterval(timer));
+  return worker;
+}

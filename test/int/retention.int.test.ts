@@ -8,7 +8,7 @@ import { expect } from 'chai';
 import type { Worker } from 'bullmq';
 import { newId } from '../../shared/ids.js';
 import type { WorkerDeps } from '../../workers/deps.js';
-import { purgeExpired, startRetentionWorker } from '../../workers/retention.js';
+import { purgeExpired, retentionConsumerWith, startRetentionWorker } from '../../workers/retention.js';
 import { seedEmail } from '../helpers/mail-seed.js';
 import { seedOrg, type SeededOrg } from '../helpers/seed.js';
 import { expectError, startApi, type TestApi } from '../helpers/stack.js';
@@ -184,6 +184,20 @@ describe('retention purge', function () {
           select content_purged_at is not null as purged from emails where id = ${id}`;
         return e!.purged || null;
       });
+    } finally {
+      await worker.close();
+    }
+  });
+
+  it('puts its schedule back while running when Redis lost it (no worker restart)', async () => {
+    const worker = await retentionConsumerWith(200).start(deps);
+    try {
+      const scheduled = async () => (await deps.queues.retention.getJobScheduler('retention-purge')) !== undefined;
+      expect(await scheduled()).to.equal(true);
+      // What a Redis restarted without its data (or flushed) leaves: no scheduler.
+      await deps.queues.retention.removeJobScheduler('retention-purge');
+      expect(await scheduled()).to.equal(false);
+      await waitFor('the schedule put back', scheduled, 5000);
     } finally {
       await worker.close();
     }
