@@ -27,7 +27,10 @@ export async function createDeps(config: Config, logger: Logger): Promise<OwnedD
   const subscriber = createRedis(config.redisUrl, 'subscriber', 'tern-web');
   const keys = redisKeys(config.redisPrefix, { cluster: isClusterUrl(config.redisUrl) });
   if (!(await waitReady(redis, 5000))) {
-    logger.warn({ event: 'REDIS_UNAVAILABLE' }, 'Redis is not reachable yet; API answers 503 until it is');
+    logger.warn(
+      { event: 'REDIS_UNAVAILABLE' },
+      'Redis is not reachable yet; until it is, the API answers 503 and the SMTP relay 451',
+    );
   }
   const auth = new Authenticator({
     sql,

@@ -57,8 +57,11 @@ export class OutcomeUnknown extends ApiError {
   constructor(
     readonly ids: (string | null)[],
     message: string,
+    /** The last failure met while trying to learn the outcome (logged, never answered). */
+    cause?: unknown,
   ) {
     super('outcome_unknown', message);
+    if (cause !== undefined) this.cause = cause;
   }
 }
 

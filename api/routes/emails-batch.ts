@@ -53,7 +53,7 @@ export const batchHandler: Handler = async (ctx) => {
     }
   }
   await storeAndEnqueue({ ...ctx.deps, logger: ctx.state.log }, 'batch', prepared).catch((err: unknown) => {
-    throw err instanceof OutcomeUnknown ? outcomeUnknown(ids) : err;
+    throw err instanceof OutcomeUnknown ? outcomeUnknown(ids, err.cause) : err;
   });
   const data = prepared.map((p) => ({ id: p.email.id }));
   ctx.body = validation === 'permissive' ? { data, errors } : { data };

@@ -49,13 +49,14 @@ function coalescerOf(deps: StoreDeps): InsertCoalescer {
 const ENQUEUE_RETRY_MS = 60_000;
 
 /** The 504 of messages whose storage could not be confirmed. */
-export function outcomeUnknown(ids: (string | null)[]): OutcomeUnknown {
+export function outcomeUnknown(ids: (string | null)[], cause?: unknown): OutcomeUnknown {
   const named = ids.filter((id): id is string => id !== null);
   const what = named.length === 1 ? `Email ${named[0]}` : `Emails ${named.join(', ')}`;
   return new OutcomeUnknown(
     ids,
     `${what} may or may not have been stored (Postgres became unreachable while storing ${named.length === 1 ? 'it' : 'them'}): ` +
       `GET /emails/${named[0]} tells (404: not stored, send again), or retry with the same Idempotency-Key, which stores ${named.length === 1 ? 'it' : 'each'} once`,
+    cause,
   );
 }
 
@@ -76,7 +77,7 @@ export async function storeAndEnqueue(deps: StoreDeps, source: AcceptSource, pre
         ),
     );
   } catch (err) {
-    if (err instanceof OutcomeUnknownError) throw outcomeUnknown(emailIds);
+    if (err instanceof OutcomeUnknownError) throw outcomeUnknown(emailIds, err.cause);
     throw err;
   }
   for (const stream of STREAMS) {

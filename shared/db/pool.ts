@@ -26,6 +26,16 @@ export interface PoolOptions {
   onQuery?: (statement: string) => void;
 }
 
+/**
+ * Seconds before a connection of the pool tries again after a failed connect, by the pool's
+ * count of failures in a row. postgres.js's default grows to 20 s, and the count is shared by
+ * the pool's connections, so a Postgres restart of a few seconds left a process waiting up to
+ * 20 s more once Postgres was back; capped at 2 s here (with jitter), a restart costs seconds.
+ */
+export function reconnectDelaySeconds(retries: number): number {
+  return (0.5 + Math.random() / 2) * Math.min(0.05 * 2 ** retries, 2);
+}
+
 export function createPool(url: string, opts: PoolOptions = {}): Sql {
   const transactionPooler = opts.pooler === 'transaction';
   return postgres(url, {
@@ -33,6 +43,7 @@ export function createPool(url: string, opts: PoolOptions = {}): Sql {
     connect_timeout: 3,
     idle_timeout: 30,
     max_lifetime: 60 * 30,
+    backoff: reconnectDelaySeconds,
     onnotice: () => {},
     prepare: !transactionPooler,
     connection: {
