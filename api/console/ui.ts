@@ -86,9 +86,11 @@ export interface Column {
 function labelCells(row: Safe, labels: string[]): Safe {
   let i = 0;
   return new Safe(
-    row.value.replace(/<td(?=[\s>])(?![^>]*\sdata-label=)/g, (m) => {
+    row.value.replace(/<t([dh])(?=[\s>])/g, (m, kind: string, at: number) => {
       const label = labels[i++];
-      return label === undefined ? m : `<td data-label="${escapeHtml(label)}"`;
+      // A row header (`<th scope="row">`) names the card; a cell that has a label keeps it.
+      if (kind === 'h' || label === undefined || /^[^>]*\sdata-label=/.test(row.value.slice(at + 3))) return m;
+      return `<td data-label="${escapeHtml(label)}"`;
     }),
   );
 }

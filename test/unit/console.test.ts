@@ -4,7 +4,7 @@ import { expect } from 'chai';
 import { audit } from '../../api/console/audit.js';
 import { parseFilters, subjectWords } from '../../api/console/email-filters.js';
 import { html, when } from '../../api/console/html.js';
-import { stateBadge } from '../../api/console/ui.js';
+import { dataTable, stateBadge } from '../../api/console/ui.js';
 import { explainWait, type WaitFacts } from '../../api/console/waits.js';
 import type { ApiContext } from '../../api/types.js';
 import type { SessionRow } from '../../shared/db/users.js';
@@ -165,5 +165,50 @@ describe('console', () => {
         'console action email.canceled',
       ],
     ]);
+  });
+});
+
+describe('console list tables on phones', () => {
+  it('labels each cell after its column (row headers and cells with a label of their own keep theirs)', () => {
+    const rows = [
+      html`<tr>
+        <th scope="row">delivery</th>
+        <td class="num">3</td>
+        <td data-label="Own">x</td>
+        <td><button>Remove</button></td>
+      </tr>`,
+    ];
+    const out = dataTable(
+      ['Queue', { label: 'Waiting', num: true }, 'Mine', { label: 'Actions', hidden: true }],
+      rows,
+    ).toString();
+    expect(out).to.contain('<table class="cards-sm"');
+    expect(out).to.contain('<th scope="row">delivery</th>');
+    expect(out).to.contain('<td data-label="Waiting" class="num">3</td>');
+    expect(out).to.contain('<td data-label="Own">x</td>');
+    expect(out).to.contain('<td data-label=""><button>Remove</button></td>');
+    // A table with a phone layout of its own, or one kept as a table, is left as it is.
+    expect(
+      dataTable(
+        ['A'],
+        [
+          html`<tr>
+            <td>1</td>
+          </tr>`,
+        ],
+        { cls: 'stack-sm' },
+      ).toString(),
+    ).not.to.contain('data-label');
+    expect(
+      dataTable(
+        ['A'],
+        [
+          html`<tr>
+            <td>1</td>
+          </tr>`,
+        ],
+        { scroll: true },
+      ).toString(),
+    ).not.to.contain('cards-sm');
   });
 });
