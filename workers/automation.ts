@@ -52,6 +52,7 @@ import { parseMailbox } from '../shared/mail/addresses.js';
 import { streamOf } from '../shared/prom/labels.js';
 import { enqueueMail, QUEUE_NAMES, TAKEOVER_LOCKS, type AutomationJob } from '../shared/queues.js';
 import type { QueueConsumer, WorkerDeps } from './deps.js';
+import { logWorkerErrors } from './worker-errors.js';
 
 const SCAN_LIMIT = 500;
 
@@ -417,7 +418,7 @@ export function startAutomationWorker(deps: WorkerDeps, opts: AutomationWorkerOp
   worker.on('failed', (job, err) =>
     deps.logger.error({ event: 'AUTOMATION_STEP_FAILED', runId: job?.data.runId, err }, 'automation step failed'),
   );
-  worker.on('error', (err) => deps.logger.error({ event: 'AUTOMATION_WORKER_ERROR', err }, 'worker error'));
+  logWorkerErrors(worker, deps.logger, 'AUTOMATION_WORKER_ERROR');
   let busy = false;
   let scans = 0;
   const sweepEvery = opts.sweepEveryScans ?? 30;

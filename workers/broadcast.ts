@@ -38,6 +38,7 @@ import { enqueueMail, QUEUE_NAMES, TAKEOVER_LOCKS, type BroadcastJob } from '../
 import type { SegmentFilter } from '../shared/segment-filter.js';
 import type { QueueConsumer, WorkerDeps } from './deps.js';
 import { runEvery } from './periodic.js';
+import { logWorkerErrors } from './worker-errors.js';
 
 export const DEFAULT_BATCH_SIZE = 500;
 /** How long a batch held back by a full broadcast queue waits before it looks again. */
@@ -237,7 +238,7 @@ export function startBroadcastWorker(deps: WorkerDeps, opts: BroadcastWorkerOpti
   worker.on('failed', (job, err) =>
     deps.logger.error({ event: 'BROADCAST_BATCH_FAILED', broadcastId: job?.data.broadcastId, err }, 'batch failed'),
   );
-  worker.on('error', (err) => deps.logger.error({ event: 'BROADCAST_WORKER_ERROR', err }, 'worker error'));
+  logWorkerErrors(worker, deps.logger, 'BROADCAST_WORKER_ERROR');
   const every = opts.sweepEveryMs ?? 60_000;
   if (every > 0) {
     const stop = runEvery(

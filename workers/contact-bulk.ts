@@ -12,6 +12,7 @@ import { processExport } from './contact-export.js';
 import { processImport, type ImportOptions } from './contact-import.js';
 import type { QueueConsumer, WorkerDeps } from './deps.js';
 import { runEvery } from './periodic.js';
+import { logWorkerErrors } from './worker-errors.js';
 
 /** An upload still `receiving` after this long was abandoned by its web process. */
 const ABANDONED_UPLOAD_SECONDS = 3600;
@@ -53,7 +54,7 @@ export function startContactBulkWorker(deps: WorkerDeps, opts: ContactBulkWorker
   worker.on('failed', (job, err) =>
     deps.logger.error({ event: 'CONTACT_BULK_JOB_FAILED', id: job?.data.id, err }, 'contact import/export job failed'),
   );
-  worker.on('error', (err) => deps.logger.error({ event: 'CONTACT_BULK_WORKER_ERROR', err }, 'worker error'));
+  logWorkerErrors(worker, deps.logger, 'CONTACT_BULK_WORKER_ERROR');
   const every = opts.sweepEveryMs ?? deps.config.contactBulkSweepSeconds * 1000;
   if (every > 0) {
     const stop = runEvery(

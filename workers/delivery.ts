@@ -33,6 +33,7 @@ import { deliverLive, type LiveContext } from './delivery/send.js';
 import * as tracker from '../shared/tracking.js';
 import { deliverTest } from './delivery/test-mode.js';
 import type { Verdict } from './delivery/verdict.js';
+import { logWorkerErrors } from './worker-errors.js';
 
 export { ATTEMPT_LEASE_SECONDS } from './delivery/leases.js';
 
@@ -277,11 +278,8 @@ export async function startStreamWorker(
   worker.on('failed', (job, err) =>
     deps.logger.error({ event: 'DELIVERY_JOB_FAILED', jobId: job?.id, stream, err }, 'delivery job failed'),
   );
-  // BullMQ reports its own failures (a lost lock, a Redis command that failed) here; without a
-  // listener an 'error' event would throw out of the emitter and stop the worker.
-  worker.on('error', (err) =>
-    deps.logger.error({ event: 'DELIVERY_WORKER_ERROR', stream, err }, 'delivery worker error'),
-  );
+  // BullMQ reports its own failures (a lost lock, a Redis command that failed) here.
+  logWorkerErrors(worker, deps.logger, 'DELIVERY_WORKER_ERROR', { stream });
   worker.on('completed', () => watchdog.progress());
   const stopSweeps = transactional
     ? await startSweeps(deps, {

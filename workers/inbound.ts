@@ -32,6 +32,7 @@ import { receiveDmarcReport } from './inbound-dmarc.js';
 import { baseFields, type BaseFields } from './inbound-parse.js';
 import { applyArf, applyDsn } from './inbound-reports.js';
 import { receiveMessage } from './inbound-received.js';
+import { logWorkerErrors } from './worker-errors.js';
 
 /** SQLSTATE classes that no retry can fix: data exceptions (22) and program limits (54). */
 function isPermanentDbError(err: unknown): boolean {
@@ -233,7 +234,7 @@ export function startInboundWorker(deps: WorkerDeps, opts: InboundWorkerOptions 
       );
     }
   });
-  worker.on('error', (err) => log.error({ event: 'INBOUND_WORKER_ERROR', err }, 'inbound worker error'));
+  logWorkerErrors(worker, log, 'INBOUND_WORKER_ERROR');
   const stop = runEvery(
     opts.sweepEveryMs ?? 60_000,
     async () => {

@@ -11,6 +11,7 @@ import { republishPending } from '../shared/events.js';
 import { QUEUE_NAMES, type EventJob } from '../shared/queues.js';
 import type { WorkerDeps } from './deps.js';
 import { Drainer } from './drainer.js';
+import { logWorkerErrors } from './worker-errors.js';
 
 export { Drainer };
 
@@ -34,7 +35,7 @@ export function startMetricsWorker(deps: WorkerDeps, opts: RollupOptions = {}): 
   worker.on('failed', (job, err) => {
     log.warn({ event: 'METRICS_ROLLUP_FAILED', err, eventId: job?.data.eventId }, 'rollup drain failed; will retry');
   });
-  worker.on('error', (err) => log.error({ event: 'METRICS_WORKER_ERROR', err }, 'metrics worker error'));
+  logWorkerErrors(worker, log, 'METRICS_WORKER_ERROR');
   const timer = setInterval(() => {
     // Events whose publication failed after their transaction committed reach every consumer again.
     republishPending(deps.sql, deps.queues).catch((err: unknown) =>

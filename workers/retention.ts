@@ -16,6 +16,7 @@ import {
 import type { Db } from '../shared/db/pool.js';
 import { QUEUE_NAMES, type RetentionJob } from '../shared/queues.js';
 import type { QueueConsumer, WorkerDeps } from './deps.js';
+import { logWorkerErrors } from './worker-errors.js';
 
 const SCHEDULER = 'retention-purge';
 
@@ -79,7 +80,7 @@ export function startRetentionWorker(deps: WorkerDeps): Worker<RetentionJob> {
     { connection: deps.bull, prefix: deps.redisKeys.bullPrefix, concurrency: 1 },
   );
   worker.on('failed', (job, err) => log.warn({ event: 'RETENTION_PURGE_FAILED', err }, 'retention purge failed'));
-  worker.on('error', (err) => log.error({ event: 'RETENTION_WORKER_ERROR', err }, 'worker error'));
+  logWorkerErrors(worker, log, 'RETENTION_WORKER_ERROR');
   return worker;
 }
 

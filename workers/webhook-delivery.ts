@@ -21,6 +21,7 @@ import { DEFAULT_DISABLE_AFTER_MS, retryDelay } from '../shared/webhooks/rules.j
 import type { QueueConsumer, WorkerDeps } from './deps.js';
 import { createWebhookAgent, postWebhook, type HttpAttemptResult } from './webhook-http.js';
 import { startDeliverySweeper } from './webhook-sweeper.js';
+import { logWorkerErrors } from './worker-errors.js';
 
 export interface WebhookDeliveryOptions {
   /** Waits before attempts 2, 3, … (ms); after the last, the delivery is `failed`. */
@@ -184,7 +185,7 @@ export function startWebhookDelivery(
       'delivery job failed',
     );
   });
-  worker.on('error', (err) => deps.logger.error({ event: 'WEBHOOK_DELIVERY_WORKER_ERROR', err }, 'worker error'));
+  logWorkerErrors(worker, deps.logger, 'WEBHOOK_DELIVERY_WORKER_ERROR');
   const stopSweeper = startDeliverySweeper(deps, opts.sweepIntervalMs);
   worker.on('closing', () => stopSweeper());
   worker.on('closed', () => void slots.flush());

@@ -18,6 +18,7 @@ import type { QueueConsumer, WorkerDeps } from './deps.js';
 import { startDomainRechecks } from './domain-recheck.js';
 import { Drainer } from './drainer.js';
 import { enqueueOrgEventMail, storeOrgEventMail } from './org-event-mail.js';
+import { logWorkerErrors } from './worker-errors.js';
 
 export interface FanoutOptions {
   /** Largest batch of events fanned out in one transaction. */
@@ -108,7 +109,7 @@ export function startWebhookFanout(deps: WorkerDeps, opts: FanoutOptions = {}): 
   worker.on('failed', (job, err) => {
     log.warn({ event: 'WEBHOOK_FANOUT_FAILED', eventId: job?.data.eventId, err }, 'fan-out drain failed; will retry');
   });
-  worker.on('error', (err) => log.error({ event: 'WEBHOOK_FANOUT_WORKER_ERROR', err }, 'worker error'));
+  logWorkerErrors(worker, log, 'WEBHOOK_FANOUT_WORKER_ERROR');
   const drain = () =>
     drainer
       .kick()

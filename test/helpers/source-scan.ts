@@ -31,11 +31,15 @@ function literals(node: ts.Node, into: string[]): void {
   node.forEachChild((child) => literals(child, into));
 }
 
-/** Index of the parameter named `event` of each function declared in the file, by function name. */
-function eventParameters(file: ts.SourceFile): Map<string, number> {
+/**
+ * Index of the parameter named `event` of each function declared in the file (only the exported
+ * ones with `exported`), by function name.
+ */
+function eventParameters(file: ts.SourceFile, exported = false): Map<string, number> {
   const found = new Map<string, number>();
   const visit = (node: ts.Node): void => {
-    if (ts.isFunctionDeclaration(node) && node.name) {
+    const isExported = (n: ts.FunctionDeclaration) => (ts.getCombinedModifierFlags(n) & ts.ModifierFlags.Export) !== 0;
+    if (ts.isFunctionDeclaration(node) && node.name && (!exported || isExported(node))) {
       const i = node.parameters.findIndex((p) => ts.isIdentifier(p.name) && p.name.text === 'event');
       if (i >= 0) found.set(node.name.text, i);
     }
@@ -45,10 +49,18 @@ function eventParameters(file: ts.SourceFile): Map<string, number> {
   return found;
 }
 
-/** Every log event code of one file, with the file it was found in. */
-export function eventCodes(file: string): string[] {
-  const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, true);
-  const params = eventParameters(source);
+function parse(file: string): ts.SourceFile {
+  return ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, true);
+}
+
+/**
+ * Every log event code of one file. `helpers`: functions declared elsewhere whose parameter at
+ * that index is named `event` (a shared helper such as workers/worker-errors.ts); the file's own
+ * are found in it.
+ */
+export function eventCodes(file: string, helpers: Map<string, number> = new Map()): string[] {
+  const source = parse(file);
+  const params = new Map([...helpers, ...eventParameters(source)]);
   const codes: string[] = [];
   const visit = (node: ts.Node): void => {
     // { event: 'X' } and { event: cond ? 'X' : 'Y' }
@@ -70,8 +82,14 @@ export function eventCodes(file: string): string[] {
 /** Code → the files (relative to the root) that log it. */
 export function allEventCodes(dirs = ['api', 'shared', 'workers']): Map<string, string[]> {
   const map = new Map<string, string[]>();
-  for (const file of sourceFiles(dirs)) {
-    for (const code of eventCodes(file)) {
+  const files = sourceFiles(dirs);
+  const helpers = new Map<string, number>();
+  for (const file of files) {
+    // Only exported helpers are called from other files.
+    for (const [name, i] of eventParameters(parse(file), true)) helpers.set(name, i);
+  }
+  for (const file of files) {
+    for (const code of eventCodes(file, helpers)) {
       const rel = path.relative(ROOT, file);
       const files = map.get(code) ?? [];
       if (!files.includes(rel)) files.push(rel);

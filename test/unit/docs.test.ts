@@ -41,6 +41,8 @@ describe('docs', () => {
       expect(used.get('HTTP_INTERNAL_ERROR')).to.deep.equal(['api/middleware/errors.ts']);
       expect(used.has('ORG_SENDING_RESUMED')).to.equal(true);
       expect(used.has('RELAY_DATA_FAILED')).to.equal(true);
+      // A helper of another file (workers/worker-errors.ts) called with the code.
+      expect(used.get('DELIVERY_WORKER_ERROR')).to.deep.equal(['workers/delivery.ts']);
       expect(used.size).to.be.greaterThan(50);
     });
 
