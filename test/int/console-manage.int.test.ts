@@ -315,7 +315,9 @@ describe('console management pages', function () {
       const counts = (await admin.get('/console/contacts')).text;
       expect(counts).to.match(/<dt>Contacts<\/dt>\s*<dd>3<\/dd>/);
       expect((await admin.get('/console/contacts?email=BOB@dest.test')).text.match(/data-contact=/g)).to.have.length(1);
-      expect((await admin.get('/console/segments')).text).to.match(/Pro plan<\/a><\/td>\s*<td class="num">2<\/td>/);
+      expect((await admin.get('/console/segments')).text).to.match(
+        /Pro plan<\/a><\/td>\s*<td data-label="Contacts" class="num">2<\/td>/,
+      );
     });
 
     it('previews a template as sending renders it, saves the draft and publishes a new version', async () => {

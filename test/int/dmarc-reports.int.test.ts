@@ -131,8 +131,11 @@ describe('DMARC aggregate reports (MX → worker → GET /domains/{id}/dmarc)', 
     expect(page.status).to.equal(200);
     const section = page.text;
     expect(section).to.contain('DMARC reports, last 30 days');
-    expect(section).to.match(/<code>192\.0\.2\.10<\/code><\/td>\s*<td>this install<\/td>\s*<td>49<\/td>/);
-    expect(section).to.match(/<code>203\.0\.113\.77<\/code><\/td>\s*<td>not this install<\/td>/);
+    // Each cell carries its column's name (the phone layout's label).
+    expect(section).to.match(
+      /<code>192\.0\.2\.10<\/code><\/td>\s*<td data-label="Sender">this install<\/td>\s*<td data-label="Messages">49<\/td>/,
+    );
+    expect(section).to.match(/<code>203\.0\.113\.77<\/code><\/td>\s*<td data-label="Sender">not this install<\/td>/);
     const other = (await browser.get(`/console/domains/${org.domains['other.test']!.id}`)).text;
     expect(other).to.contain('No aggregate reports yet');
   });
