@@ -180,11 +180,28 @@ export async function releaseScheduled(sql: Sql, id: string): Promise<boolean> {
 
 /** Gives a held message back (cancelable again) when none of its recipients was handed over. */
 export async function unclaimEmail(db: Db, id: string): Promise<void> {
+  // A broadcast canceled while the worker held the message (its cancel leaves claimed messages
+  // alone) takes it now: canceled, with its recipients, and counted in the broadcast's
+  // `count_canceled`, instead of going back to the queue and out later.
   await db`
-    update emails set status = 'queued', updated_at = now()
-    where id = ${id} and status = 'processing'
-      and not exists (select 1 from email_recipients r where r.email_id = ${id}
-                      and (r.attempts > 0 or r.status in ('sent', 'delivery_delayed', 'delivered', 'bounced')))`;
+    with b as (
+      select br.broadcast_id as id from broadcast_recipients br
+      join broadcasts bc on bc.id = br.broadcast_id and bc.status = 'canceled'
+      where br.email_id = ${id} limit 1),
+    e as (
+      update emails set status = case when exists (select 1 from b) then 'canceled' else 'queued' end,
+             updated_at = now()
+      where id = ${id} and status = 'processing'
+        and not exists (select 1 from email_recipients r where r.email_id = ${id}
+                        and (r.attempts > 0 or r.status in ('sent', 'delivery_delayed', 'delivered', 'bounced')))
+      returning status),
+    r as (
+      update email_recipients set status = 'canceled', wait_reason = null, next_attempt_at = null, updated_at = now()
+      where email_id = ${id} and status in ('scheduled', 'queued')
+        and exists (select 1 from e where e.status = 'canceled')
+      returning id)
+    update broadcasts set count_canceled = count_canceled + 1, updated_at = now()
+    where id = (select id from b) and exists (select 1 from e where e.status = 'canceled')`;
 }
 
 export async function holdRecipients(db: Db, ids: string[], reason: string, until: Date): Promise<void> {

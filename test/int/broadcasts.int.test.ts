@@ -6,7 +6,7 @@ import { expect } from 'chai';
 import { generateKeyPairSync } from 'node:crypto';
 import { Resend } from 'resend';
 import { findStalledBroadcasts } from '../../shared/db/broadcasts.js';
-import { claimEmails, getDeliveryEmail } from '../../shared/db/delivery.js';
+import { claimEmails, getDeliveryEmail, unclaimEmail } from '../../shared/db/delivery.js';
 import { newId } from '../../shared/ids.js';
 import * as tracker from '../../shared/tracking.js';
 import { unsubscribeUrl } from '../../shared/tracking.js';
@@ -479,6 +479,45 @@ describe('broadcasts', () => {
       expect(statuses.map((s) => s.status)).to.deep.equal(Array(5).fill('canceled'));
       const recipients = await sql()`select status from email_recipients where email_id = any(${first.emailIds})`;
       expect(recipients.map((r) => r.status)).to.deep.equal(Array(5).fill('canceled'));
+    });
+
+    it('a message a worker held while the broadcast was canceled is canceled when it is handed back', async () => {
+      const created = await req('POST', '/broadcasts', send.token, {
+        from: 'news@acme.test',
+        subject: 'Held',
+        text: 'held',
+        segment_id: smallSegment,
+      });
+      const id = created.json.id as string;
+      await req('POST', `/broadcasts/${id}/send`, send.token, {});
+      const first = await processBroadcastBatch(wdeps, { broadcastId: id, after: null }, 5);
+      if (first.kind !== 'more') throw new Error(`unexpected ${first.kind}`);
+      // A worker claimed one message (then found it held: a cap, a pause) when the cancel came.
+      const held = first.emailIds[0]!;
+      expect(await claimEmails(sql(), [held])).to.deep.equal([held]);
+      const canceled = await req('POST', `/broadcasts/${id}/cancel`, send.token);
+      expect(canceled.json.counts).to.include({ canceled: 4 });
+      await unclaimEmail(sql(), held);
+      const [email] = await sql()`select status from emails where id = ${held}`;
+      expect(email!.status).to.equal('canceled');
+      const recipients = await sql()`select status from email_recipients where email_id = ${held}`;
+      expect(recipients.map((r) => r.status)).to.deep.equal(['canceled']);
+      expect((await req('GET', `/broadcasts/${id}`, send.token)).json.counts.canceled).to.equal(5);
+      // A message of a broadcast still sending goes back to the queue, as before.
+      const other = await req('POST', '/broadcasts', send.token, {
+        from: 'news@acme.test',
+        subject: 'Going on',
+        text: 'on',
+        segment_id: smallSegment,
+      });
+      await req('POST', `/broadcasts/${other.json.id as string}/send`, send.token, {});
+      const batch = await processBroadcastBatch(wdeps, { broadcastId: other.json.id as string, after: null }, 5);
+      if (batch.kind !== 'more') throw new Error(`unexpected ${batch.kind}`);
+      const back = batch.emailIds[0]!;
+      expect(await claimEmails(sql(), [back])).to.deep.equal([back]);
+      await unclaimEmail(sql(), back);
+      const [queued] = await sql()`select status from emails where id = ${back}`;
+      expect(queued!.status).to.equal('queued');
     });
 
     it('unsubscribes the contact from every broadcast when the broadcast has no topic', async () => {
