@@ -457,17 +457,23 @@ describe('broadcasts', () => {
       expect(b.counts.sent).to.equal(12);
     });
 
-    it('cancel stops the remaining batches and the messages not yet handed over', async () => {
+    /** A broadcast to the small segment, sent, whose first batch of 5 messages is stored. */
+    async function firstBatchOf(subject: string) {
       const created = await req('POST', '/broadcasts', send.token, {
         from: 'news@acme.test',
-        subject: 'Stop',
-        text: 'stop',
+        subject,
+        text: subject.toLowerCase(),
         segment_id: smallSegment,
       });
       const id = created.json.id as string;
       await req('POST', `/broadcasts/${id}/send`, send.token, {});
       const first = await processBroadcastBatch(wdeps, { broadcastId: id, after: null }, 5);
       if (first.kind !== 'more') throw new Error(`unexpected ${first.kind}`);
+      return { id, first };
+    }
+
+    it('cancel stops the remaining batches and the messages not yet handed over', async () => {
+      const { id, first } = await firstBatchOf('Stop');
       expect(first.emailIds).to.have.length(5);
       const canceled = await req('POST', `/broadcasts/${id}/cancel`, send.token);
       expect(canceled.json).to.deep.include({ status: 'canceled' });
@@ -482,16 +488,7 @@ describe('broadcasts', () => {
     });
 
     it('a message a worker held while the broadcast was canceled is canceled when it is handed back', async () => {
-      const created = await req('POST', '/broadcasts', send.token, {
-        from: 'news@acme.test',
-        subject: 'Held',
-        text: 'held',
-        segment_id: smallSegment,
-      });
-      const id = created.json.id as string;
-      await req('POST', `/broadcasts/${id}/send`, send.token, {});
-      const first = await processBroadcastBatch(wdeps, { broadcastId: id, after: null }, 5);
-      if (first.kind !== 'more') throw new Error(`unexpected ${first.kind}`);
+      const { id, first } = await firstBatchOf('Held');
       // A worker claimed one message (then found it held: a cap, a pause) when the cancel came.
       const held = first.emailIds[0]!;
       expect(await claimEmails(sql(), [held])).to.deep.equal([held]);
@@ -504,16 +501,7 @@ describe('broadcasts', () => {
       expect(recipients.map((r) => r.status)).to.deep.equal(['canceled']);
       expect((await req('GET', `/broadcasts/${id}`, send.token)).json.counts.canceled).to.equal(5);
       // A message of a broadcast still sending goes back to the queue, as before.
-      const other = await req('POST', '/broadcasts', send.token, {
-        from: 'news@acme.test',
-        subject: 'Going on',
-        text: 'on',
-        segment_id: smallSegment,
-      });
-      await req('POST', `/broadcasts/${other.json.id as string}/send`, send.token, {});
-      const batch = await processBroadcastBatch(wdeps, { broadcastId: other.json.id as string, after: null }, 5);
-      if (batch.kind !== 'more') throw new Error(`unexpected ${batch.kind}`);
-      const back = batch.emailIds[0]!;
+      const back = (await firstBatchOf('Going on')).first.emailIds[0]!;
       expect(await claimEmails(sql(), [back])).to.deep.equal([back]);
       await unclaimEmail(sql(), back);
       const [queued] = await sql()`select status from emails where id = ${back}`;
