@@ -51,20 +51,49 @@ for (const [net, bits] of [
   ['ff00::', 8], // multicast
   ['64:ff9b::', 96], // NAT64: embeds an IPv4 address that may be private
   ['64:ff9b:1::', 48], // local-use NAT64 (RFC 8215), same reason
+  ['::ffff:0:0:0', 96], // IPv4-translated (RFC 2765): never a destination on the wire
+  ['2002::', 16], // 6to4 (deprecated by RFC 7526): a relay would dial the embedded IPv4 address
   ['2001:db8::', 32], // documentation
 ] as const) {
   blocked.addSubnet(net, bits, 'ipv6');
 }
 
-/** The IPv4 address inside an IPv4-mapped (::ffff:a.b.c.d) or -compatible IPv6 address. */
+/** The eight 16-bit groups of an IPv6 literal (a trailing dotted IPv4 part included), or null. */
+function groupsV6(address: string): number[] | null {
+  let text = address.toLowerCase().replace(/%.*$/, '');
+  const dotted = /(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(text);
+  if (dotted) {
+    const b = dotted.slice(1).map(Number);
+    if (b.some((n) => n > 255)) return null;
+    text = `${text.slice(0, dotted.index)}${((b[0]! << 8) | b[1]!).toString(16)}:${((b[2]! << 8) | b[3]!).toString(16)}`;
+  }
+  const halves = text.split('::');
+  if (halves.length > 2) return null;
+  const parse = (part: string) => (part === '' ? [] : part.split(':').map((g) => parseInt(g, 16)));
+  const head = parse(halves[0]!);
+  const tail = halves.length === 2 ? parse(halves[1]!) : [];
+  const fill = 8 - head.length - tail.length;
+  if (halves.length === 2 ? fill < 1 : fill !== 0) return null;
+  const groups = [...head, ...new Array<number>(halves.length === 2 ? fill : 0).fill(0), ...tail];
+  return groups.every((g) => Number.isInteger(g) && g >= 0 && g <= 0xffff) ? groups : null;
+}
+
+const v4Of = (hi: number, lo: number) => `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
+
+/**
+ * The IPv4 address an IPv6 address stands for, whatever its notation: IPv4-mapped
+ * (::ffff:a.b.c.d), IPv4-compatible (::a.b.c.d), IPv4-translated (::ffff:0:a.b.c.d) and 6to4
+ * (2002:aabb:ccdd::/48). The ranges are refused as a whole where they cannot be a public
+ * destination; the embedded address is checked as well, so that a private one is named.
+ */
 function embeddedV4(address: string): string | null {
-  const m = /^(?:0{0,4}:){0,5}(?:ffff:)?((?:\d{1,3}\.){3}\d{1,3})$/i.exec(address);
-  if (m) return m[1]!;
-  const hex = /^(?:0{0,4}:){0,5}ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i.exec(address.replace(/^::/, '0:0:0:0:0:'));
-  if (!hex) return null;
-  const hi = parseInt(hex[1]!, 16);
-  const lo = parseInt(hex[2]!, 16);
-  return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
+  const g = groupsV6(address);
+  if (!g) return null;
+  if (g[0] === 0x2002) return v4Of(g[1]!, g[2]!);
+  if (g.slice(0, 4).some((x) => x !== 0)) return null;
+  const [, , , , a, b, hi, lo] = g as [number, number, number, number, number, number, number, number];
+  if ((a === 0 && (b === 0 || b === 0xffff)) || (a === 0xffff && b === 0)) return v4Of(hi, lo);
+  return null;
 }
 
 /** True when `address` (an IP literal) is one a webhook must not reach. */
@@ -72,8 +101,8 @@ export function isForbiddenAddress(address: string): boolean {
   const family = isIP(address);
   if (family === 4) return blocked.check(address, 'ipv4');
   if (family !== 6) return true;
-  const v4 = embeddedV4(address.toLowerCase());
-  if (v4 !== null) return isIP(v4) !== 4 || blocked.check(v4, 'ipv4');
+  const v4 = embeddedV4(address);
+  if (v4 !== null && blocked.check(v4, 'ipv4')) return true;
   return blocked.check(address, 'ipv6');
 }
 

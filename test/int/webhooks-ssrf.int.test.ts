@@ -11,13 +11,13 @@ import { waitFor } from '../helpers/wait.js';
 // dns2 ships no types; the tiny part used here is typed by hand.
 interface Dns2 {
   Packet: {
-    TYPE: { A: number };
+    TYPE: { A: number; AAAA: number };
     CLASS: { IN: number };
     createResponseFromRequest(req: unknown): { answers: unknown[] };
   };
   createServer(o: {
     udp: boolean;
-    handle: (req: { questions: { name: string }[] }, send: (r: unknown) => void) => void;
+    handle: (req: { questions: { name: string; type: number }[] }, send: (r: unknown) => void) => void;
   }): {
     listen(o: { udp: { port: number; address: string } }): Promise<void>;
     addresses(): { udp: { port: number } };
@@ -29,6 +29,8 @@ const dns2 = createRequire(import.meta.url)('dns2') as Dns2;
 const RECORDS: Record<string, string> = {
   'loopback.hooks.test': '127.0.0.1',
   'metadata.hooks.test': '169.254.169.254',
+  'sixtofour.hooks.test': '2002:7f00:1::1',
+  'translated.hooks.test': '::ffff:0:7f00:1',
 };
 
 describe('webhook SSRF guard', () => {
@@ -46,8 +48,9 @@ describe('webhook SSRF guard', () => {
         const res = dns2.Packet.createResponseFromRequest(req);
         const name = req.questions[0]?.name ?? '';
         const address = RECORDS[name];
-        if (address)
-          res.answers.push({ name, type: dns2.Packet.TYPE.A, class: dns2.Packet.CLASS.IN, ttl: 60, address });
+        const type = address?.includes(':') ? dns2.Packet.TYPE.AAAA : dns2.Packet.TYPE.A;
+        if (address && req.questions[0]!.type === type)
+          res.answers.push({ name, type, class: dns2.Packet.CLASS.IN, ttl: 60, address });
         send(res);
       },
     });
@@ -75,7 +78,7 @@ describe('webhook SSRF guard', () => {
     await closeDns();
   });
 
-  it('classifies private, loopback, link-local, CGNAT, multicast, metadata and mapped addresses', () => {
+  it('classifies private, loopback, link-local, CGNAT, multicast, metadata, mapped, translated and 6to4 addresses', () => {
     for (const a of [
       '10.1.2.3',
       '172.16.0.1',
@@ -99,10 +102,17 @@ describe('webhook SSRF guard', () => {
       '::a00:1',
       '64:ff9b::a00:1',
       '64:ff9b:1::a00:1',
+      '2002:7f00:1::1', // 6to4 around 127.0.0.1
+      '2002:a9fe:a9fe::', // 6to4 around the metadata address
+      '2002:808:808::1', // 6to4 around a public address: the whole range is refused
+      '::ffff:0:7f00:1', // IPv4-translated
+      '::ffff:0:8.8.8.8',
+      '0:0:0:0:0:ffff:7f00:0001', // mapped, written in full
+      '0000::ffff:10.0.0.1',
     ]) {
       expect(isForbiddenAddress(a), a).to.equal(true);
     }
-    for (const a of ['93.184.216.34', '8.8.8.8', '2606:4700::1111', '::ffff:8.8.8.8']) {
+    for (const a of ['93.184.216.34', '8.8.8.8', '2606:4700::1111', '::ffff:8.8.8.8', '2001:4860::8888']) {
       expect(isForbiddenAddress(a), a).to.equal(false);
     }
   });
