@@ -1,4 +1,4 @@
-// Reads CSV as it arrives (csv-parse, streaming): quoted fields, a byte-order mark, CRLF or LF,
+// Reads CSV as it arrives (csv-parse, streaming): quoted fields, a byte-order mark, CRLF, LF or CR,
 // blank lines skipped, each record with the line it starts on (for error reports). A record
 // longer than RECORD_MAX_BYTES, or unbalanced quotes, ends the read with CsvError (the caller
 // reports it with its line); memory stays bounded by one record and one chunk.
@@ -25,7 +25,7 @@ export async function* readCsv(
     bom: true,
     skip_empty_lines: true,
     // Files joined from several sources mix line endings.
-    record_delimiter: ['\r\n', '\n'],
+    record_delimiter: ['\r\n', '\n', '\r'],
     relax_column_count: true,
     max_record_size: RECORD_MAX_BYTES,
     info: true,

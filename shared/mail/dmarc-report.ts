@@ -131,8 +131,26 @@ const parser = new XMLParser({
 
 type Node = Record<string, unknown>;
 
+const XML_ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" };
+
+/**
+ * The text of a value with XML's references decoded in one pass (so `&amp;lt;` stays `&lt;`): the
+ * five predefined entities and character references. The parser leaves them alone, as it would
+ * otherwise also expand a DOCTYPE's entities (refused before parsing anyway).
+ */
+function decodeXmlText(s: string): string {
+  return s.replace(
+    /&(?:#x([0-9a-f]{1,6})|#(\d{1,7})|(amp|lt|gt|quot|apos));/gi,
+    (whole, hex?: string, dec?: string, name?: string) => {
+      if (name) return XML_ENTITIES[name] ?? whole;
+      const code = hex ? parseInt(hex, 16) : Number(dec);
+      return code > 0 && code <= 0x10ffff && (code < 0xd800 || code > 0xdfff) ? String.fromCodePoint(code) : whole;
+    },
+  );
+}
+
 function text(v: unknown): string | null {
-  if (typeof v === 'string') return v.trim() === '' ? null : v.trim();
+  if (typeof v === 'string') return v.trim() === '' ? null : decodeXmlText(v.trim());
   if (typeof v === 'number') return String(v);
   return null;
 }

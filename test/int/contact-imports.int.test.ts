@@ -164,6 +164,16 @@ describe('contact imports', () => {
     expect((await contact('good3@example.com')).properties).to.deep.equal({ seats: 7 });
   });
 
+  it('reads CR-only line ends (classic Mac, some spreadsheet exports) as it reads LF and CRLF', async () => {
+    const csv = 'email,name\rcr1@example.com,"One, Two"\rbad-address,X\rcr2@example.com,Two\r\ncr3@example.com,Three\n';
+    const res = await upload(csv, { mapping: { email: 'email', first_name: 'name' } });
+    const done = await finished(res.json.id as string);
+    expect(done).to.include({ status: 'completed', rows: 4, created: 3, failed: 1 });
+    expect((await errorsCsv(res.json.id as string)).slice(1).map((r) => r[0])).to.deep.equal(['3']);
+    expect(await contact('cr1@example.com')).to.include({ first_name: 'One, Two' });
+    expect(await contact('cr3@example.com')).to.include({ first_name: 'Three' });
+  });
+
   it('answers a re-upload of the same file and mapping with the same import (200), queues a new mapping', async () => {
     const csv = 'email\nsame1@example.com\nsame2@example.com\n';
     const first = await upload(csv);

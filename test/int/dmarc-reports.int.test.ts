@@ -208,6 +208,20 @@ describe('DMARC aggregate reports (MX → worker → GET /domains/{id}/dmarc)', 
     }
   });
 
+  it("shows a reporter's name with its XML references decoded, once, in the API and the console", async () => {
+    const xml = dmarcXml('yahoo.xml', { DOMAIN: 'acme.test', OWN_IP, REPORT_ID: 'ent-1' }).replace(
+      '<org_name>Yahoo</org_name>',
+      '<org_name>AT&amp;T &#x26; Sons &lt;dmarc&gt; &amp;amp;</org_name>',
+    );
+    expect((await errorOf(await mailReport(gzipped(xml, 'ent-1')))).error).to.equal(null);
+    const names = (await summary()).json.reporters.map((r: { name: string }) => r.name);
+    expect(names).to.include('AT&T & Sons <dmarc> &amp;');
+    const browser = new ConsoleClient(api.url);
+    expect((await browser.login(org.user.email, org.user.password)).status).to.equal(303);
+    const page = (await browser.get(`/console/domains/${org.domains['acme.test']!.id}`)).text;
+    expect(page).to.contain('AT&#38;T &#38; Sons &#60;dmarc&#62; &#38;amp; (1 reports');
+  });
+
   it('is for ADMIN keys of the domain (403 forbidden for SEND; 404 for a key restricted to another domain)', async () => {
     const d = org.domains['acme.test']!;
     const sendKey = await org.mint({ permission: 'SEND' });

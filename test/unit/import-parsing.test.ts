@@ -52,6 +52,19 @@ describe('CSV records', () => {
       [6, ['c@x.test', 'q"uote']],
     ]);
   });
+
+  it('ends records at CR, LF or CRLF, a CRLF split between chunks included', async () => {
+    const chunks = ['email,note\ra@x.test,one\r', '\nb@x.test,"two\r', '\nlines"\nc@x.test,x\r\rd@x.test,y'];
+    const got = [];
+    for await (const r of readCsv(chunks.map((c) => Buffer.from(c)))) got.push([r.line, r.cells]);
+    expect(got).to.deep.equal([
+      [1, ['email', 'note']],
+      [2, ['a@x.test', 'one']],
+      [3, ['b@x.test', 'two\r\nlines']],
+      [5, ['c@x.test', 'x']],
+      [7, ['d@x.test', 'y']],
+    ]);
+  });
 });
 
 describe('contact rows through a mapping', () => {
