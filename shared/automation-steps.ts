@@ -100,13 +100,16 @@ function exits(step: AutomationStep): [string, string | undefined][] {
 
 const TYPE_LIST = STEP_TYPES.join(', ');
 
-/** A condition's meaning beyond its shape: field operators, durations; returns segment ids named. */
-export function checkCondition(c: Condition, at: string, segments: Set<string>): void {
-  if ('all' in c) return c.all.forEach((x, i) => checkCondition(x, `${at}.all.${i}`, segments));
-  if ('any' in c) return c.any.forEach((x, i) => checkCondition(x, `${at}.any.${i}`, segments));
-  if ('not' in c) return checkCondition(c.not, `${at}.not`, segments);
+/**
+ * A condition's meaning beyond its shape: field operators, durations. Adds the segments it names
+ * to `refs.segments` and the topics to `refs.topics` (with where each is named first).
+ */
+export function checkCondition(c: Condition, at: string, refs: Pick<GraphRefs, 'segments' | 'topics'>): void {
+  if ('all' in c) return c.all.forEach((x, i) => checkCondition(x, `${at}.all.${i}`, refs));
+  if ('any' in c) return c.any.forEach((x, i) => checkCondition(x, `${at}.any.${i}`, refs));
+  if ('not' in c) return checkCondition(c.not, `${at}.not`, refs);
   if ('in_segment' in c) {
-    segments.add(c.in_segment);
+    refs.segments.add(c.in_segment);
     return;
   }
   if ('email_event' in c) return;
@@ -117,11 +120,13 @@ export function checkCondition(c: Condition, at: string, segments: Set<string>):
     }
     return;
   }
-  checkFilter(c, at);
+  for (const topic of checkFilter(c, at)) if (!refs.topics.has(topic)) refs.topics.set(topic, `${at}.topic`);
 }
 
 export interface GraphRefs {
   segments: Set<string>;
+  /** Topic id → the path of the condition that names it first (for a 422 message). */
+  topics: Map<string, string>;
   webhooks: Set<string>;
   templates: { at: string; send: Extract<AutomationStep, { send: unknown }>['send'] }[];
 }
@@ -132,7 +137,7 @@ export interface GraphRefs {
  * caller checks those exist in the organization). Errors name the step (`body.steps[i]`).
  */
 export function checkGraph(steps: AutomationStep[], where = 'body.steps'): GraphRefs {
-  const refs: GraphRefs = { segments: new Set(), webhooks: new Set(), templates: [] };
+  const refs: GraphRefs = { segments: new Set(), topics: new Map(), webhooks: new Set(), templates: [] };
   const ids = new Map<string, number>();
   steps.forEach((step, i) => {
     const at = `${where}[${i}]`;
@@ -168,7 +173,7 @@ export function checkGraph(steps: AutomationStep[], where = 'body.steps'): Graph
         `${at}.wait_for_event.timeout must be a duration such as "30s", "15m", "2h" or "3d" (at most a year)`,
       );
     }
-    if ('condition' in step) checkCondition(step.condition, `${at}.condition`, refs.segments);
+    if ('condition' in step) checkCondition(step.condition, `${at}.condition`, refs);
     if ('add_to_segment' in step) refs.segments.add(step.add_to_segment);
     if ('remove_from_segment' in step) refs.segments.add(step.remove_from_segment);
     if ('webhook' in step) refs.webhooks.add(step.webhook.webhook_id);

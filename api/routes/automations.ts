@@ -31,6 +31,7 @@ import {
 import type { Handlers } from '../types.js';
 import { listEnvelope } from '../validate.js';
 import { fromDomain } from './emails-input.js';
+import { checkOwnTopics } from './segments.js';
 import { routeBody, routeQuery } from '../route-schemas.js';
 
 function render(a: AutomationRow) {
@@ -88,7 +89,7 @@ function renderStep(s: RunStepRow) {
 
 /**
  * The step graph holds (shared/automation-steps.ts checkGraph), each send names a published
- * template and a verified domain of the org, and the segments and webhooks named are the org's.
+ * template and a verified domain of the org, and the segments, topics and webhooks named are the org's.
  */
 async function checkSteps(db: Db, auth: AuthContext, steps: AutomationStep[]): Promise<void> {
   const refs = checkGraph(steps);
@@ -105,6 +106,7 @@ async function checkSteps(db: Db, auth: AuthContext, steps: AutomationStep[]): P
   const segments = new Set((await findSegments(db, auth.org.id, [...refs.segments])).map((r) => r.id));
   const missingSegment = [...refs.segments].find((id) => !segments.has(id));
   if (missingSegment) throw validationError(`body.steps names segment ${missingSegment}, which does not exist`);
+  await checkOwnTopics(db, auth.org.id, refs.topics);
   for (const id of refs.webhooks) {
     if (!(await getWebhook(db, auth.org.id, id))) {
       throw validationError(`body.steps names webhook ${id}, which does not exist`);

@@ -32,14 +32,21 @@ function render(s: SegmentRow) {
   };
 }
 
+/**
+ * Refuses (422) a reference to a topic that is not one of the organization's; `named` maps each
+ * topic id to where the body names it. Segments and automation conditions share it.
+ */
+export async function checkOwnTopics(db: Db, orgId: string, named: ReadonlyMap<string, string>): Promise<void> {
+  const known = new Set((await findTopics(db, orgId, [...named.keys()])).map((t) => t.id));
+  for (const [id, at] of named) {
+    if (!known.has(id)) throw validationError(`${at}: "${id}" is not a topic of this organization`);
+  }
+}
+
 /** Meaning checks beyond the schema; every topic the filter names must be one of the org's. */
 async function checkSegmentFilter(db: Db, auth: AuthContext, filter: SegmentFilter): Promise<void> {
   const named = checkFilter(filter);
-  const known = new Set((await findTopics(db, auth.org.id, named)).map((t) => t.id));
-  const unknown = named.find((id) => !known.has(id));
-  if (unknown !== undefined) {
-    throw validationError(`${topicPath(filter, unknown)}: "${unknown}" is not a topic of this organization`);
-  }
+  await checkOwnTopics(db, auth.org.id, new Map(named.map((id) => [id, topicPath(filter, id) ?? 'body.filter'])));
 }
 
 async function segmentOr404(db: Db, auth: AuthContext, id: string): Promise<SegmentRow> {

@@ -307,10 +307,18 @@ const automations: Record<string, Entry> = {
       trigger: { event: 'x' },
       steps: [{ send: { template: v.template, from: from(o) } }],
     }),
+    refused('/automations', {
+      name: fresh('aut'),
+      trigger: { event: 'x' },
+      steps: [{ condition: { any: [{ topic: v.topic, subscribed: true }] }, then: 'end', else: 'end' }],
+    }),
   ],
   'GET /automations': (v) => [own('/automations'), own(`/automations?after=${v.automation}`)],
   'GET /automations/:id': (v) => [nf(`/automations/${v.automation}`)],
-  'PATCH /automations/:id': (v) => [nf(`/automations/${v.automation}`, { status: 'disabled' })],
+  'PATCH /automations/:id': (v, o) => [
+    nf(`/automations/${v.automation}`, { status: 'disabled' }),
+    refused(`/automations/${o.automation}`, { steps: [{ condition: { topic: v.topic, subscribed: false } }] }),
+  ],
   'DELETE /automations/:id': (v) => [nf(`/automations/${v.automation}`)],
   'GET /automations/:id/runs': (v) => [
     nf(`/automations/${v.automation}/runs`),

@@ -137,6 +137,10 @@ describe('automations that branch', function () {
         ],
         [[{ add_to_segment: 'seg_01J00000000000000000000000' }], 'segment seg_01J00000000000000000000000'],
         [[{ webhook: { webhook_id: 'wh_nope' } }], 'webhook wh_nope'],
+        [
+          [{ condition: { not: { topic: 'top_01J00000000000000000000000', subscribed: true } } }],
+          'body.steps[0].condition.not.topic: "top_01J00000000000000000000000" is not a topic of this organization',
+        ],
       ];
       for (const [steps, message] of cases) {
         const res = await req('POST', '/automations', { name: 'bad', trigger: { event: 'x' }, steps });
