@@ -5,7 +5,6 @@
 // `properties.<name>`…, `topic.<topic id>`… (the contact's explicit choice, else empty): an
 // import reads them back with a mapping naming those columns.
 import { randomUUID } from 'node:crypto';
-import { stringify } from 'csv-stringify/sync';
 import {
   claimExport,
   exportPage,
@@ -17,6 +16,7 @@ import {
   type ExportRow,
 } from '../shared/db/contact-exports.js';
 import { insertChunk, writeChunked } from '../shared/db/file-chunks.js';
+import { csvText, type CsvCell } from '../shared/csv/write.js';
 import { isUnavailable } from '../shared/errors.js';
 import type { WorkerDeps } from './deps.js';
 
@@ -27,21 +27,18 @@ const MAX_PROPERTY_COLUMNS = 500;
 
 class LeaseLost extends Error {}
 
-/** true and false as words (csv-stringify's default writes 1 and an empty cell). */
-const CSV_OPTIONS = { cast: { boolean: (v: boolean) => (v ? 'true' : 'false') } };
-
 export type ExportOutcome = 'completed' | 'failed' | 'busy' | 'lost';
 
-function cellsOf(c: ExportContact, props: string[], topics: string[]): unknown[] {
+function cellsOf(c: ExportContact, props: string[], topics: string[]): CsvCell[] {
   return [
     c.id,
     c.email,
-    c.first_name ?? '',
-    c.last_name ?? '',
+    c.first_name,
+    c.last_name,
     c.unsubscribed,
-    c.created_at.toISOString(),
-    ...props.map((p) => c.properties[p] ?? ''),
-    ...topics.map((t) => c.topics?.[t] ?? ''),
+    c.created_at,
+    ...props.map((p) => c.properties[p]),
+    ...topics.map((t) => c.topics?.[t]),
   ];
 }
 
@@ -50,19 +47,12 @@ async function* csvOf(deps: WorkerDeps, e: ExportRow, token: string, count: { ro
   const props = await exportPropertyNames(deps.sql, e.org_id, e, MAX_PROPERTY_COLUMNS);
   const topics = await exportTopicIds(deps.sql, e.org_id);
   const header = ['id', 'email', 'first_name', 'last_name', 'unsubscribed', 'created_at'];
-  yield Buffer.from(
-    stringify([[...header, ...props.map((p) => `properties.${p}`), ...topics.map((t) => `topic.${t}`)]]),
-  );
+  yield Buffer.from(csvText([[...header, ...props.map((p) => `properties.${p}`), ...topics.map((t) => `topic.${t}`)]]));
   let after: string | null = null;
   for (;;) {
     const page: ExportContact[] = await exportPage(deps.sql, e.org_id, e, after, PAGE_ROWS);
     if (page.length === 0) return;
-    yield Buffer.from(
-      stringify(
-        page.map((c) => cellsOf(c, props, topics)),
-        CSV_OPTIONS,
-      ),
-    );
+    yield Buffer.from(csvText(page.map((c) => cellsOf(c, props, topics))));
     count.rows += page.length;
     after = page.at(-1)!.id;
     if (!(await renewExport(deps.sql, e.id, token, LEASE_SECONDS, count.rows))) throw new LeaseLost();

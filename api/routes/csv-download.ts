@@ -1,18 +1,18 @@
-// A CSV answer streamed as it is produced (csv-stringify): a header row, then `records`. A
+// A CSV answer streamed as it is produced (shared/csv/write.ts): a header row, then `records`. A
 // failure half-way (the database gone) ends the download early, as a broken connection would,
 // and is logged with the caller's `event` code.
-import { stringify } from 'csv-stringify';
 import { pipeline, Readable } from 'node:stream';
+import { csvStringifier, type CsvCell } from '../../shared/csv/write.js';
 import type { ApiContext } from '../types.js';
 
 export function csvDownload(
   ctx: ApiContext,
   filename: string,
   columns: string[],
-  records: AsyncIterable<unknown[]>,
+  records: AsyncIterable<CsvCell[]>,
   onFailure: { event: string },
 ): void {
-  const csv = stringify({ header: true, columns });
+  const csv = csvStringifier(columns);
   pipeline(Readable.from(records), csv, (err) => {
     if (err) ctx.state.log.warn({ event: onFailure.event, err }, 'CSV download stopped');
   });

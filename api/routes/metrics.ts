@@ -6,7 +6,7 @@ import { ApiError, validationError } from '../../shared/errors.js';
 import { normalizeDomainName } from '../../shared/mail/domain-name.js';
 import { FACET_FIELDS, SERIES_FIELDS } from '../../shared/metrics/counters.js';
 import { metricsReport } from '../../shared/metrics/report.js';
-import { toCsv } from '../../shared/metrics/csv.js';
+import { csvText } from '../../shared/csv/write.js';
 import { type MetricsQuery } from '../schemas/metrics.js';
 import type { Handlers } from '../types.js';
 import { routeQuery } from '../route-schemas.js';
@@ -48,14 +48,14 @@ export const metricsHandlers: Handlers = {
       ctx.type = 'text/csv; charset=utf-8';
       ctx.set('Content-Disposition', `attachment; filename="${name}"`);
       ctx.body = by
-        ? toCsv(
+        ? csvText([
             ['key', 'label', ...FACET_FIELDS.map(([api]) => api)],
-            by.map((r) => [r.key as string, r.label as string, ...FACET_FIELDS.map(([api]) => r[api] as number)]),
-          )
-        : toCsv(
+            ...by.map((r) => [r.key as string, r.label as string, ...FACET_FIELDS.map(([api]) => r[api] as number)]),
+          ])
+        : csvText([
             ['day', ...SERIES_FIELDS.map(([api]) => api)],
-            series.map((r) => [r.day, ...SERIES_FIELDS.map(([api]) => r[api]!)]),
-          );
+            ...series.map((r) => [r.day, ...SERIES_FIELDS.map(([api]) => r[api]!)]),
+          ]);
       return;
     }
     ctx.body = report;

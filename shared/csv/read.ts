@@ -1,9 +1,11 @@
 // Reads CSV as it arrives (csv-parse, streaming): quoted fields, a byte-order mark, CRLF, LF or CR,
 // blank lines skipped, each record with the line it starts on (for error reports). A record
 // longer than RECORD_MAX_BYTES, or unbalanced quotes, ends the read with CsvError (the caller
-// reports it with its line); memory stays bounded by one record and one chunk.
+// reports it with its line); memory stays bounded by one record and one chunk. A cell keeps its
+// text, but for the formula guard that Tern's own exports write (./write.ts), taken away.
 import { parse, CsvError } from 'csv-parse';
 import { Readable } from 'node:stream';
+import { unguardCell } from './write.js';
 
 export { CsvError };
 
@@ -36,7 +38,7 @@ export async function* readCsv(
   input.pipe(parser);
   const startLine = lineCounter();
   for await (const item of parser as AsyncIterable<{ record: string[]; info: { lines: number } }>) {
-    yield { line: startLine(item), cells: item.record };
+    yield { line: startLine(item), cells: item.record.map(unguardCell) };
   }
 }
 
