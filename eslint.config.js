@@ -51,6 +51,25 @@ export default tseslint.config(
       'no-constant-condition': ['error', { checkLoops: false }],
     },
   },
+  {
+    // postgres.js's helpers take narrow types; shared/db/params.ts is the one place that casts to
+    // them. Anywhere else, `as never` hides a type the code should state.
+    files: ['api/**/*.ts', 'shared/**/*.ts', 'workers/**/*.ts', 'bench/**/*.ts'],
+    ignores: ['shared/db/params.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: 'TSAsExpression > TSNeverKeyword',
+          message: '`as never` hides a type: state it, or use a helper of shared/db/params.ts for postgres.js.',
+        },
+        {
+          selector: 'TSAsExpression > TSArrayType > TSNeverKeyword',
+          message: '`as never[]` hides a type: state it, or use a helper of shared/db/params.ts for postgres.js.',
+        },
+      ],
+    },
+  },
   layer('api', ['workers']),
   layer('workers', ['api']),
   layer('shared', ['api', 'workers']),

@@ -11,7 +11,7 @@ import { INTAKE_PATH, inboundIntake } from './routes/inbound-intake.js';
 import { apiIndexRoute, openApiRoute } from './openapi/serve.js';
 import type { Area, Middleware, Route } from './router.js';
 import { refuseNul } from './text-checks.js';
-import type { Handlers } from './types.js';
+import type { Handler, Handlers } from './types.js';
 
 export const API_PREFIX = '/api/v1';
 
@@ -40,7 +40,8 @@ export function apiArea(handlers: Handlers, defaultBodyLimit: number): Area {
     const audit = auditTrail(rule);
     if (audit) run.push(audit);
     if (rule.idempotent) run.push(idempotency());
-    run.push(handler as never);
+    // authorize() above set ctx.state.auth, which the handler's type requires.
+    run.push((ctx) => handler(ctx as Parameters<Handler>[0]));
     routes.push({ method: rule.method, path: API_PREFIX + rule.path, run });
   }
   if (unused.size > 0) throw new Error(`handlers without a permission table row: ${[...unused].join(', ')}`);

@@ -57,15 +57,6 @@ export const AUDIT_ACTIONS: Record<string, AuditAction> = {
   'DELETE /automations/:id': { action: 'automation.deleted', target: 'automation' },
 };
 
-/** Actions written by the console (api/console/audit.ts) that no API route writes. */
-export const CONSOLE_AUDIT_ACTIONS = [
-  'recipient.retry_requested',
-  'suppression.added',
-  'suppressions.imported',
-  'user.added',
-  'user.password_changed',
-] as const;
-
 /** Field names whose value never enters a row's detail, whatever the route. */
 const SECRET_FIELD = /token|secret|password|key$|authorization|signature|dkim_private/i;
 

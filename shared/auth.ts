@@ -220,10 +220,3 @@ export function allowedDomains(auth: AuthContext): AuthDomain[] {
 export function isRestricted(auth: AuthContext): boolean {
   return auth.key.domainIds.length > 0;
 }
-
-/** True when the key may act for the domain named or identified by `ref`. */
-export function mayUseDomain(auth: AuthContext, ref: string): boolean {
-  const d = auth.domains.find((x) => x.id === ref || x.name === ref);
-  if (!d) return false;
-  return !isRestricted(auth) || auth.key.domainIds.includes(d.id);
-}

@@ -1042,6 +1042,8 @@ CREATE INDEX inbound_messages_domain_idx ON public.inbound_messages USING btree 
 
 CREATE INDEX inbound_messages_email_idx ON public.inbound_messages USING btree (email_id) WHERE (email_id IS NOT NULL);
 
+CREATE INDEX inbound_messages_forward_email_idx ON public.inbound_messages USING btree (forward_email_id) WHERE (forward_email_id IS NOT NULL);
+
 CREATE INDEX inbound_messages_org_idx ON public.inbound_messages USING btree (org_id, id DESC);
 
 CREATE INDEX inbound_messages_pending_idx ON public.inbound_messages USING btree (id) WHERE (status = 'stored'::text);

@@ -29,11 +29,11 @@ export async function readForm(ctx: ApiContext, uploadLimit = 0): Promise<ReadFo
   if (!hasBody(ctx)) return { form: new URLSearchParams(), files };
   const type = mediaType(ctx);
   if (type === 'application/x-www-form-urlencoded') {
-    const raw = await readRaw(ctx.req as never, FORM_LIMIT);
+    const raw = await readRaw(ctx.req, FORM_LIMIT);
     return { form: refuseNulFields(new URLSearchParams(raw.toString('utf8'))), files };
   }
   if (type === 'multipart/form-data' && uploadLimit > 0) {
-    const raw = await readRaw(ctx.req as never, uploadLimit);
+    const raw = await readRaw(ctx.req, uploadLimit);
     let data: FormData;
     try {
       data = await new Response(raw, { headers: { 'content-type': ctx.get('content-type') } }).formData();

@@ -6,6 +6,7 @@ import {
   getOrg,
   getOrgForUpdate,
   updateOrgSettings,
+  type AlertRule,
   type OrgRow,
   type OrgSettingsPatch,
 } from '../../shared/db/orgs.js';
@@ -20,14 +21,6 @@ import { badge, card, doneBanner, emptyState, hrefWith, queryString, selectField
 
 const ACTIVE = '/console/settings';
 const MAX_RULES = 20;
-
-interface AlertRule {
-  metric: 'bounce' | 'complaint';
-  threshold: number;
-  min_volume?: number;
-  window_days?: number;
-  action: 'pause' | 'notify';
-}
 
 async function save(ctx: ApiContext, session: SessionRow, patch: (o: OrgRow) => OrgSettingsPatch): Promise<OrgRow> {
   const saved = await ctx.deps.sql.begin(async (tx) => {

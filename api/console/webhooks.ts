@@ -21,7 +21,7 @@ import {
 } from '../../shared/db/webhooks.js';
 import type { SessionRow } from '../../shared/db/users.js';
 import { notFound, validationError } from '../../shared/errors.js';
-import { EVENT_TYPES } from '../../shared/events.js';
+import { EVENT_TYPES, WEBHOOK_EVENT_TYPES } from '../../shared/events.js';
 import { isId } from '../../shared/ids.js';
 import {
   createEndpoint,
@@ -64,13 +64,14 @@ function endpointState(w: WebhookRow): Safe {
   return stateBadge('enabled');
 }
 
+/** Every type an endpoint may subscribe to: the API's list (message and organization events). */
 function eventOptions(): [string, string][] {
-  return EVENT_TYPES.map((t): [string, string] => [t, t]);
+  return WEBHOOK_EVENT_TYPES.map((t): [string, string] => [t, t]);
 }
 
 function eventsOf(form: URLSearchParams): string[] {
   const events = [...new Set(form.getAll('events'))];
-  const bad = events.find((e) => !(EVENT_TYPES as readonly string[]).includes(e));
+  const bad = events.find((e) => !(WEBHOOK_EVENT_TYPES as readonly string[]).includes(e));
   if (bad !== undefined) throw validationError(`"${bad}" is not an event type`);
   if (events.length === 0) throw validationError('Choose at least one event type');
   return events;
@@ -112,7 +113,7 @@ async function webhooksPage(ctx: ApiContext, { session }: ConsoleRequest): Promi
         </td>
         <td>${w.description ?? ''}</td>
         <td>${endpointState(w)}</td>
-        <td class="num">${w.events.length === EVENT_TYPES.length ? 'all' : w.events.length}</td>
+        <td class="num">${w.events.length === WEBHOOK_EVENT_TYPES.length ? 'all' : w.events.length}</td>
         <td class="nowrap">${when(w.created_at)}</td>
       </tr>`,
   );
@@ -185,7 +186,7 @@ function logQuery(query: Record<string, unknown>): LogQuery {
   const type = queryString(query, 'type');
   return {
     status: STATUSES.includes(status) ? status : '',
-    type: (EVENT_TYPES as readonly string[]).includes(type) ? type : '',
+    type: (WEBHOOK_EVENT_TYPES as readonly string[]).includes(type) ? type : '',
   };
 }
 
@@ -335,7 +336,7 @@ async function updateAction(ctx: ApiContext, { session, form }: ConsoleRequest):
 
 async function testAction(ctx: ApiContext, { session, form }: ConsoleRequest): Promise<void> {
   const w = await loadEndpoint(ctx, session);
-  const type = choice(form, 'type', 'Test event type', EVENT_TYPES);
+  const type = choice(form, 'type', 'Test event type', WEBHOOK_EVENT_TYPES);
   const { delivery } = await sendTestEvent(ctx.deps, w, type);
   await audit(
     ctx,

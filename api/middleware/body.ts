@@ -4,6 +4,7 @@
 // validation_error. An empty body leaves ctx.state.body undefined. Refusals
 // sent before the body was read close the connection (api/middleware/errors.ts): the rest of the
 // body would otherwise have to be read to reuse it.
+import type { IncomingMessage } from 'node:http';
 import type Koa from 'koa';
 import { ApiError, validationError } from '../../shared/errors.js';
 import { textProblem } from '../text-checks.js';
@@ -27,10 +28,7 @@ export function hasBody(ctx: { get(name: string): string }): boolean {
 const tooLarge = (limit: number) =>
   new ApiError('payload_too_large', `Request body is larger than ${limit} bytes`, { Connection: 'close' });
 
-export async function readRaw(
-  req: NodeJS.ReadableStream & { headers: Record<string, unknown> },
-  limit: number,
-): Promise<Buffer> {
+export async function readRaw(req: IncomingMessage, limit: number): Promise<Buffer> {
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > limit) throw tooLarge(limit);
   const chunks: Buffer[] = [];
@@ -57,7 +55,7 @@ export function jsonBody(limit: number): Koa.Middleware<ApiState, ApiCustom> {
         `Request body must be sent with Content-Type: application/json (got ${type ? JSON.stringify(type) : 'none'})`,
       );
     }
-    const raw = await readRaw(ctx.req as never, limit);
+    const raw = await readRaw(ctx.req, limit);
     if (raw.length > 0) {
       try {
         ctx.state.body = JSON.parse(raw.toString('utf8'));

@@ -52,7 +52,7 @@ export function inboundIntake(): Koa.Middleware<ApiState, ApiCustom> {
     if (mediaType(ctx) !== 'message/rfc822') {
       throw new ApiError('unsupported_media_type', 'Body must be message/rfc822');
     }
-    const raw = await readRaw(ctx.req as never, config.inboundMaxBytes);
+    const raw = await readRaw(ctx.req, config.inboundMaxBytes);
     if (raw.length === 0) throw new ApiError('validation_error', 'Empty message');
     const byOrg = new Map<string, { orgId: string; domainId: string; rcpts: string[] }>();
     for (const rcpt of recipientsOf(ctx, raw)) {

@@ -93,7 +93,7 @@ function isOneClick(type: string, raw: string): boolean {
 async function unsubscribeOneClick(ctx: ApiContext): Promise<void> {
   const p = tokenOf(ctx, 'u');
   if (!p) return notFound(ctx);
-  const raw = (await readRaw(ctx.req as never, UNSUBSCRIBE_BODY_LIMIT)).toString('utf8');
+  const raw = (await readRaw(ctx.req, UNSUBSCRIBE_BODY_LIMIT)).toString('utf8');
   const brand = ctx.deps.config.brand;
   if (!isOneClick(mediaType(ctx), raw)) {
     return htmlPage(ctx, 400, unsubscribePage({ state: 'bad_request', action: ctx.path, brand }));

@@ -17,7 +17,8 @@ export const properties = {
   },
 } as const;
 
-export const topicChoices = {
+/** A contact's topic choices; also Resend's PATCH /contacts/{id}/topics body (the bare array). */
+export const topicChoicesSchema = {
   type: 'array',
   maxItems: 100,
   items: {
@@ -64,7 +65,7 @@ export const upsertContactSchema = {
   properties: {
     email: { type: 'string', maxLength: 320, format: 'email' },
     ...patchProperties,
-    topics: topicChoices,
+    topics: topicChoicesSchema,
   },
 } as const;
 
@@ -98,8 +99,5 @@ export const subscriptionsSchema = {
   type: 'object',
   additionalProperties: false,
   minProperties: 1,
-  properties: { topics: topicChoices, unsubscribed: { type: 'boolean' } },
+  properties: { topics: topicChoicesSchema, unsubscribed: { type: 'boolean' } },
 } as const;
-
-/** Resend's PATCH /contacts/{id}/topics body: the bare array of choices. */
-export const topicChoicesSchema = topicChoices;

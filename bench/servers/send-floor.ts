@@ -8,6 +8,7 @@ import Koa from 'koa';
 import { createPool } from '../../shared/db/pool.js';
 import { newId } from '../../shared/ids.js';
 import { closeRedis, createRedis } from '../../shared/redis.js';
+import { jsonParam } from '../../shared/db/params.js';
 
 const sql = createPool(process.env.DATABASE_URL!, { max: 10, application: 'bench-send-floor' });
 const connection = createRedis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', 'bullmq', 'bench-send-floor');
@@ -20,7 +21,7 @@ app.use(async (ctx) => {
   for await (const chunk of ctx.req) chunks.push(chunk as Buffer);
   const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>;
   const id = newId('em');
-  await sql`insert into floor_emails (id, body) values (${id}, ${sql.json(body as never)})`;
+  await sql`insert into floor_emails (id, body) values (${id}, ${jsonParam(sql, body)})`;
   await queue.add('email', { emailId: id }, { jobId: id, removeOnComplete: { count: 1000 } });
   ctx.body = { id };
 });

@@ -2,6 +2,7 @@
 // console. Written by api/middleware/audit.ts (API) and api/console/audit.ts (console).
 import { newId } from '../ids.js';
 import type { Db } from './pool.js';
+import { jsonParam } from './params.js';
 
 export interface NewAuditEntry {
   orgId: string;
@@ -33,7 +34,7 @@ export async function insertAuditEntry(db: Db, e: NewAuditEntry, id = newId('aud
   const [row] = await db<AuditRow[]>`
     insert into audit_log (id, org_id, actor_type, actor_id, action, target_type, target_id, ip, detail)
     values (${id}, ${e.orgId}, ${e.actor.type}, ${e.actor.id}, ${e.action}, ${e.target.type},
-      ${e.target.id}, ${e.ip}, ${db.json(e.detail as never)})
+      ${e.target.id}, ${e.ip}, ${jsonParam(db, e.detail)})
     on conflict (id) do nothing
     returning *`;
   return row ?? null;

@@ -14,6 +14,7 @@ import type { Db } from './pool.js';
 import { unnestRows, type ColumnSpec } from './unnest.js';
 
 import type { AutomationStep } from '../automation-steps.js';
+import { jsonParam } from './params.js';
 export type { AutomationStep } from '../automation-steps.js';
 
 export type AutomationTrigger = { event: string } | { contact_created: true };
@@ -94,7 +95,7 @@ export async function insertAutomation(
   const [row] = await db<AutomationRow[]>`
     insert into automations (id, org_id, name, trigger_type, trigger_event, steps, status, created_by_key_id)
     values (${newId('aut')}, ${a.orgId}, ${a.name}, ${t.trigger_type}, ${t.trigger_event},
-            ${db.json(a.steps as never)}::jsonb, ${a.status}, ${a.keyId})
+            ${jsonParam(db, a.steps)}::jsonb, ${a.status}, ${a.keyId})
     returning *`;
   return row!;
 }
@@ -130,7 +131,7 @@ export async function updateAutomation(
       name = ${p.name === undefined ? db`name` : db`${p.name}`},
       trigger_type = ${t ? db`${t.trigger_type}` : db`trigger_type`},
       trigger_event = ${t ? db`${t.trigger_event}` : db`trigger_event`},
-      steps = ${p.steps === undefined ? db`steps` : db`${db.json(p.steps as never)}::jsonb`},
+      steps = ${p.steps === undefined ? db`steps` : db`${jsonParam(db, p.steps)}::jsonb`},
       status = ${p.status === undefined ? db`status` : db`${p.status}`},
       updated_at = now()
     where org_id = ${orgId} and id = ${id}
@@ -283,7 +284,7 @@ export async function recordRunStep(
     values (${e.run_id},
             (select coalesce(max(seq), 0) + 1 from automation_run_steps where run_id = ${e.run_id}),
             ${e.step}, ${e.step_id}, ${e.type}, ${e.started_at}, ${e.finished_at ?? new Date()}, ${e.outcome},
-            ${e.next_step}, ${db.json(e.detail as never)}::jsonb)`;
+            ${e.next_step}, ${jsonParam(db, e.detail)}::jsonb)`;
 }
 
 /** The run's contact with whether the organization suppresses its address (delivery's check). */
@@ -384,7 +385,7 @@ function compileCondition(
         order by ce.created_at desc, ce.id desc limit 1) l
       where true
         ${within !== null ? db`and l.created_at >= now() - make_interval(secs => ${within / 1000})` : db``}
-        ${e.properties ? db`and l.properties @> ${db.json(e.properties as never)}::jsonb` : db``})`;
+        ${e.properties ? db`and l.properties @> ${jsonParam(db, e.properties)}::jsonb` : db``})`;
   }
   return filterCondition(db, orgId, c);
 }

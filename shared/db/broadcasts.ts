@@ -9,6 +9,7 @@ import type { Db } from './pool.js';
 import { unnestRows, type ColumnSpec } from './unnest.js';
 import { filterCondition, membershipCondition } from './segments.js';
 import { suppressionReasonSql } from './suppressions.js';
+import { jsonParam, rowParam } from './params.js';
 
 export type BroadcastStatus = 'draft' | 'scheduled' | 'sending' | 'sent' | 'canceled';
 export type RecipientOutcome = 'sent' | 'skipped_unsubscribed' | 'skipped_suppressed' | 'skipped_topic' | 'failed';
@@ -63,7 +64,7 @@ export async function insertBroadcast(
   b: BroadcastContent & { id: string; org_id: string; key_id: string; mode: Mode; scheduled_at: Date | null },
 ): Promise<BroadcastRow> {
   const [row] = await db<BroadcastRow[]>`
-    with ins as (insert into broadcasts ${db(b as never)} on conflict (id) do nothing returning *)
+    with ins as (insert into broadcasts ${rowParam(db, b)} on conflict (id) do nothing returning *)
     select * from ins union all select * from broadcasts where id = ${b.id} and not exists (select 1 from ins)`;
   return row!;
 }
@@ -105,7 +106,7 @@ export async function updateDraft(
   c: BroadcastContent & { scheduled_at: Date | null },
 ): Promise<BroadcastRow | null> {
   const [row] = await db<BroadcastRow[]>`
-    update broadcasts b set ${db(c as never)}, updated_at = now()
+    update broadcasts b set ${rowParam(db, c)}, updated_at = now()
     where b.id = ${id} and b.status = 'draft' and ${scoped(db, s)}
     returning b.*`;
   return row ?? null;
@@ -190,7 +191,7 @@ export async function beginSending(
     update broadcasts set
       status = 'sending',
       started_at = coalesce(started_at, now()),
-      segment_filter = ${db.json(f.filter as never)}::jsonb,
+      segment_filter = ${jsonParam(db, f.filter)}::jsonb,
       template_version = ${f.templateVersion},
       updated_at = now()
     where id = ${id}

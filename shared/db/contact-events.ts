@@ -4,6 +4,7 @@
 import type { Mode } from '../keys.js';
 import { newId } from '../ids.js';
 import type { Db } from './pool.js';
+import { jsonParam } from './params.js';
 
 export interface ContactEventRow {
   id: string;
@@ -23,7 +24,7 @@ export async function insertContactEvent(
 ): Promise<ContactEventRow> {
   const [row] = await db<ContactEventRow[]>`
     insert into contact_events (id, org_id, contact_id, name, properties, key_id, mode)
-    values (${newId('evt')}, ${e.orgId}, ${e.contactId}, ${e.name}, ${db.json(e.properties as never)}::jsonb,
+    values (${newId('evt')}, ${e.orgId}, ${e.contactId}, ${e.name}, ${jsonParam(db, e.properties)}::jsonb,
             ${e.keyId}, ${e.mode})
     returning *`;
   return row!;

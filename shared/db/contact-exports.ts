@@ -6,6 +6,7 @@ import { pagedRows, type PropertyValue } from './contacts.js';
 import type { Page } from './keys.js';
 import type { Db } from './pool.js';
 import { filterCondition, membershipCondition } from './segments.js';
+import { jsonParam } from './params.js';
 
 export type ExportStatus = 'queued' | 'running' | 'completed' | 'failed';
 
@@ -34,7 +35,7 @@ export async function insertExport(
   const [row] = await db<ExportRow[]>`
     insert into contact_exports (id, org_id, key_id, status, segment_id, segment_filter)
     values (${newId('exp')}, ${e.orgId}, ${e.keyId}, 'queued', ${e.segmentId},
-            ${e.filter === null ? null : db.json(e.filter as never)})
+            ${e.filter === null ? null : jsonParam(db, e.filter)})
     returning *`;
   return row!;
 }

@@ -6,6 +6,7 @@ import { newId } from '../ids.js';
 import { pagedRows } from './contacts.js';
 import type { Page } from './keys.js';
 import type { Db } from './pool.js';
+import { jsonParam } from './params.js';
 
 export type ImportStatus = 'receiving' | 'queued' | 'running' | 'completed' | 'failed';
 
@@ -66,7 +67,7 @@ export async function queueReceivedImport(
   try {
     const [row] = await db<{ org_id: string }[]>`
       update contact_imports set status = 'queued', content_hash = ${u.contentHash}, dedupe_key = ${u.dedupeKey},
-        mapping = ${db.json(u.mapping as never)}, trigger_automations = ${u.triggerAutomations},
+        mapping = ${jsonParam(db, u.mapping)}, trigger_automations = ${u.triggerAutomations},
         file_bytes = ${u.bytes}, file_chunks = ${u.chunks}, updated_at = now()
       where id = ${id} and status = 'receiving'
         and not exists (select 1 from contact_imports o

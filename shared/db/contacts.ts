@@ -4,6 +4,7 @@ import type { PendingQuery, Row } from 'postgres';
 import { isId, newId } from '../ids.js';
 import type { Page } from './keys.js';
 import type { Db } from './pool.js';
+import { jsonParam } from './params.js';
 
 export type PropertyValue = string | number | boolean | null;
 
@@ -67,7 +68,7 @@ function mergeExpr(db: Db, properties: Record<string, PropertyValue> | undefined
   if (properties === undefined) return current;
   const removed = Object.keys(properties).filter((k) => properties[k] === null);
   const kept = Object.fromEntries(Object.entries(properties).filter(([, v]) => v !== null));
-  return db`(${current} || ${db.json(kept as never)}::jsonb) - ${removed}::text[]`;
+  return db`(${current} || ${jsonParam(db, kept)}::jsonb) - ${removed}::text[]`;
 }
 
 /** Inserts the contact or updates the one with that address; tells which happened. */

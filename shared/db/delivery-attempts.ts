@@ -9,9 +9,7 @@ import { eventRows } from '../events.js';
 import type { Db } from './pool.js';
 import type { NewSuppression } from './suppressions.js';
 import { PENDING, type RecipientStatus } from './delivery.js';
-
-/** Rows as one jsonb parameter (postgres.js would send a plain array as a Postgres array). */
-const jsonb = (db: Db, rows: unknown[]) => db.json(rows as never);
+import { jsonParam } from './params.js';
 
 /** Marks recipients handed to delivery (email.sent); returns those that changed. */
 export async function markSent(db: Db, ids: string[]): Promise<string[]> {
@@ -49,7 +47,7 @@ export async function leaseRecipients(
     update email_recipients r set attempts = r.attempts + 1, attempt_started_at = now(), attempt_job = old.job_id,
            attempt_expires_at = now() + make_interval(secs => ${leaseSeconds}), updated_at = now()
     from (select o.id, w.job_id, o.attempt_started_at is not null as resumed, o.attempt_job as previous
-          from jsonb_to_recordset(${jsonb(
+          from jsonb_to_recordset(${jsonParam(
             db,
             wanted.map((w) => ({ id: w.id, job_id: w.jobId })),
           )}::jsonb)
@@ -79,7 +77,7 @@ export async function finishLeasedEmails(db: Db, leased: { emailId: string; jobI
   if (leased.length === 0) return;
   await db`
     update emails e set status = 'sent', updated_at = now()
-    from jsonb_to_recordset(${jsonb(
+    from jsonb_to_recordset(${jsonParam(
       db,
       leased.map((l) => ({ id: l.emailId, job_id: l.jobId })),
     )}::jsonb)
@@ -155,18 +153,18 @@ export async function recordOutcomes(db: Db, outcomes: Outcome[]): Promise<Event
              delivered_at = case when o.delivered then now() else t.delivered_at end,
              complained_at = case when o.complained then now() else t.complained_at end,
              attempt_started_at = null, attempt_job = null, attempt_expires_at = null, updated_at = now()
-      from jsonb_to_recordset(${jsonb(db, recipients)}::jsonb)
+      from jsonb_to_recordset(${jsonParam(db, recipients)}::jsonb)
              as o(id text, status text, wait_reason text, next_attempt_at timestamptz, last_response text,
                   last_event text, provider text, delivered boolean, complained boolean)
       where t.id = o.id returning t.id),
     m as (
       update emails e set last_event = x.last_event, last_event_at = now(), updated_at = now()
-      from jsonb_to_recordset(${jsonb(db, emails)}::jsonb) as x(id text, last_event text)
+      from jsonb_to_recordset(${jsonParam(db, emails)}::jsonb) as x(id text, last_event text)
       where e.id = x.id returning e.id),
     s as (
       insert into suppressions (id, org_id, email, domain_id, reason, source_email_id)
       select id, org_id, email, domain_id, reason, source_email_id
-      from jsonb_to_recordset(${jsonb(db, suppressions)}::jsonb)
+      from jsonb_to_recordset(${jsonParam(db, suppressions)}::jsonb)
              as x(id text, org_id text, email text, domain_id text, reason text, source_email_id text)
       on conflict (org_id, email, (coalesce(domain_id, ''))) do nothing returning id)
     insert into events (id, org_id, mode, type, email_id, recipient_id, inbound_id, recipient, bounce_type,
@@ -174,7 +172,7 @@ export async function recordOutcomes(db: Db, outcomes: Outcome[]): Promise<Event
                         created_at)
     select id, org_id, mode, type, email_id, recipient_id, inbound_id, recipient, bounce_type, detail, url,
            domain_id, key_id, template_id, kind, provider, blocked, data, dedupe_key, created_at
-    from jsonb_populate_recordset(null::events, ${jsonb(db, eventRows(outcomes.flatMap((o) => o.events)))}::jsonb)
+    from jsonb_populate_recordset(null::events, ${jsonParam(db, eventRows(outcomes.flatMap((o) => o.events)))}::jsonb)
     on conflict (dedupe_key) do nothing
     returning *`;
   const byKey = new Map(created.map((e) => [e.dedupe_key, e]));

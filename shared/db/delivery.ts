@@ -284,10 +284,6 @@ export async function reserveCap(
   });
 }
 
-export async function failEmail(db: Db, emailId: string): Promise<void> {
-  await db`update emails set status = 'failed', updated_at = now() where id = ${emailId} and status = 'processing'`;
-}
-
 /**
  * The email-level end states (docs/api/emails.md): once no recipient can move any more (none
  * scheduled, queued, sent or delayed), a message still `queued` or `processing` becomes `sent`

@@ -8,6 +8,7 @@
 // ran out, changes it, and the late result is dropped.
 import type { DomainRow, DomainStatus } from './domains.js';
 import type { Db } from './pool.js';
+import { jsonParam } from './params.js';
 
 const eligible = (db: Db) => db`status in ('verified', 'failed') and not demo and last_checked_at is not null`;
 
@@ -53,7 +54,7 @@ export async function saveRecheck(
   nextInSeconds: number,
 ): Promise<DomainRow | null> {
   const [row] = await db<DomainRow[]>`
-    update domains set status = ${check.status}, records = ${db.json(check.records as never)},
+    update domains set status = ${check.status}, records = ${jsonParam(db, check.records)},
       last_checked_at = now(), recheck_failures = 0,
       next_check_at = date_trunc('milliseconds', now()) + ${nextInSeconds} * interval '1 second',
       verified_at = case when ${check.status} = 'verified' then coalesce(verified_at, now()) else null end

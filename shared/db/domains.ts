@@ -1,6 +1,7 @@
 // Sending domains of an organization.
 import { newId } from '../ids.js';
 import type { Db } from './pool.js';
+import { jsonParam } from './params.js';
 
 export type DomainStatus = 'pending' | 'verified' | 'failed';
 
@@ -46,7 +47,7 @@ export async function insertDomain(db: Db, d: NewDomain): Promise<DomainRow> {
   const status = d.status ?? 'pending';
   const [row] = await db<DomainRow[]>`
     insert into domains (id, org_id, name, status, records, dkim_private_key, dkim_public_key, verified_at, demo, warmup)
-    values (${newId('dom')}, ${d.orgId}, ${d.name}, ${status}, ${db.json((d.records ?? []) as never)},
+    values (${newId('dom')}, ${d.orgId}, ${d.name}, ${status}, ${jsonParam(db, d.records ?? [])},
             ${d.dkimPrivateKey ?? null}, ${d.dkimPublicKey ?? null},
             ${status === 'verified' ? new Date() : null}, ${d.demo ?? false}, ${d.warmup ?? true})
     returning *`;
@@ -137,7 +138,7 @@ export async function updateDomainInbound(
   records: unknown[],
 ): Promise<DomainRow | null> {
   const [row] = await db<DomainRow[]>`
-    update domains set inbound = ${db.json(inbound as never)}, records = ${db.json(records as never)}
+    update domains set inbound = ${jsonParam(db, inbound)}, records = ${jsonParam(db, records)}
     where id = ${id} returning *`;
   return row ?? null;
 }
@@ -155,7 +156,7 @@ export async function saveDomainCheck(
   check: { status: DomainStatus; records: unknown[] },
 ): Promise<DomainRow | null> {
   const [row] = await db<DomainRow[]>`
-    update domains set status = ${check.status}, records = ${db.json(check.records as never)},
+    update domains set status = ${check.status}, records = ${jsonParam(db, check.records)},
       last_checked_at = now(), next_check_at = null, recheck_failures = 0,
       verified_at = case when ${check.status} = 'verified' then coalesce(verified_at, now()) else null end
     where id = ${id} returning *`;

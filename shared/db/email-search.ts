@@ -6,6 +6,7 @@
 import type { Mode } from '../keys.js';
 import type { Stream } from '../streams.js';
 import type { Db } from './pool.js';
+import { jsonParam } from './params.js';
 
 /**
  * The state the console shows for a message: its status until it is handed over, then its last
@@ -130,7 +131,7 @@ function conditions(db: Db, s: EmailSearch) {
     ${s.from ? db`and e.from_email = ${s.from}` : db``}
     ${words}
     ${s.domainId ? db`and e.domain_id = ${s.domainId}` : db``}
-    ${s.tag ? db`and e.tags @> ${db.json([s.tag] as never)}` : db``}
+    ${s.tag ? db`and e.tags @> ${jsonParam(db, [s.tag])}` : db``}
     ${s.keyId ? db`and e.key_id = ${s.keyId}` : db``}
     ${s.templateId ? db`and e.template_id = ${s.templateId}` : db``}
     ${s.stream ? db`and e.stream = ${s.stream}` : db``}

@@ -6,6 +6,7 @@ import type { Mode } from '../keys.js';
 import { defaultStream, type Stream } from '../streams.js';
 import type { Db } from './pool.js';
 import { unnestRows, type ColumnSpec } from './unnest.js';
+import { jsonParam } from './params.js';
 
 export type EmailStatus = 'scheduled' | 'queued' | 'processing' | 'sent' | 'canceled' | 'failed';
 
@@ -253,7 +254,7 @@ export interface Page {
 /** Newest first, `limit + 1` rows; `after`/`before` are ids (ids sort by creation time). */
 export async function listEmails(db: Db, s: EmailScope, f: EmailFilters, page: Page): Promise<EmailRow[]> {
   const tag = f.tag
-    ? db`and e.tags @> ${db.json([f.tag.value === undefined ? { name: f.tag.name } : f.tag] as never)}`
+    ? db`and e.tags @> ${jsonParam(db, [f.tag.value === undefined ? { name: f.tag.name } : f.tag])}`
     : db``;
   const where = db`${scoped(db, s)}
     ${f.status ? db`and e.status = ${f.status}` : db``}

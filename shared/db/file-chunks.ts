@@ -10,10 +10,6 @@ export async function insertChunk(db: Db, orgId: string, ownerId: string, seq: n
   await db`insert into file_chunks (owner_id, seq, org_id, data) values (${ownerId}, ${seq}, ${orgId}, ${data})`;
 }
 
-export async function deleteChunks(db: Db, ownerId: string): Promise<void> {
-  await db`delete from file_chunks where owner_id = ${ownerId}`;
-}
-
 /** The file's bytes in order, one chunk per query. */
 export async function* readChunks(db: Db, ownerId: string, count: number): AsyncGenerator<Buffer> {
   for (let seq = 0; seq < count; seq++) {

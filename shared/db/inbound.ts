@@ -2,6 +2,7 @@
 import { newId } from '../ids.js';
 import type { Db } from './pool.js';
 import { unnestRows } from './unnest.js';
+import { jsonParam } from './params.js';
 
 export interface InboundRow {
   id: string;
@@ -112,11 +113,11 @@ export async function saveParsedInbound(db: Db, id: string, p: ParsedInbound): P
     update inbound_messages set
       org_id = coalesce(${p.orgId}, org_id), domain_id = coalesce(${p.domainId}, domain_id),
       kind = ${p.kind}, from_address = ${p.fromAddress}, to_addresses = ${p.to}, cc_addresses = ${p.cc},
-      subject = ${p.subject}, text = ${p.text}, html = ${p.html}, headers = ${db.json(p.headers as never)},
+      subject = ${p.subject}, text = ${p.text}, html = ${p.html}, headers = ${jsonParam(db, p.headers)},
       message_id = ${p.messageId}, in_reply_to = ${p.inReplyTo}, email_id = ${p.emailId},
       auto_reply = ${p.autoReply}, error = ${p.error ?? null}, status = 'processed', processed_at = now(),
       stripped_text = ${p.strippedText ?? null}, mailbox_hash = ${p.mailboxHash ?? null},
-      auth = ${p.auth ? db.json(p.auth) : null}, route = ${p.route ? db.json(p.route as never) : null},
+      auth = ${p.auth ? db.json(p.auth) : null}, route = ${p.route ? jsonParam(db, p.route) : null},
       forward_email_id = ${p.forwardEmailId ?? null}
     where id = ${id}`;
   await db`delete from inbound_attachments where inbound_id = ${id}`;

@@ -1,6 +1,8 @@
 // Metrics rollups: counting a batch of events exactly once, and the reads of GET /metrics.
+import type { BounceType, EventType } from '../events.js';
 import { COUNTERS, countersOf, zeroCounts, type Counter, type Counts } from '../metrics/counters.js';
 import type { Db, Sql } from './pool.js';
+import { unsafeParams } from './params.js';
 
 export type Facet = 'provider' | 'key' | 'template' | 'kind' | 'stream';
 export const FACETS: readonly Facet[] = ['provider', 'key', 'template', 'kind', 'stream'];
@@ -64,7 +66,7 @@ async function upsert(
      select ${[...keyCols, COUNTER_LIST].join(', ')}
      from unnest(${[...keyUnnest, ...UNNEST_COUNTERS].join(', ')}) as u(${[...keyCols, ...COUNTERS].join(', ')})
      on conflict (${primaryKeys[table]}) do update set ${SET_SUMS}`,
-    params as never[],
+    unsafeParams(params),
   );
 }
 
@@ -117,9 +119,9 @@ interface ClaimedEvent {
   id: string;
   org_id: string;
   mode: string;
-  type: string;
+  type: EventType;
   recipient_id: string | null;
-  bounce_type: string | null;
+  bounce_type: BounceType | null;
   blocked: boolean;
   domain_id: string | null;
   provider: string | null;
@@ -161,7 +163,7 @@ async function countClaimed(tx: Db, claimed: ClaimedEvent[]): Promise<number> {
       // Only the first open/click of a recipient counts, also when two land in the same batch.
       if (!firsts.delete(`${e.recipient_id}|${e.type}`)) continue;
     }
-    const counts = countersOf(e as never);
+    const counts = countersOf(e);
     if (Object.keys(counts).length === 0) continue;
     deltas.push({
       orgId: e.org_id,

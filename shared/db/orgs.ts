@@ -1,6 +1,7 @@
 // Organizations and their console users.
 import { newId } from '../ids.js';
 import type { Db } from './pool.js';
+import { jsonParam } from './params.js';
 
 /** One entry of organizations.alert_rules (DESIGN §5): set by PATCH /organization, checked by delivery. */
 export interface AlertRule {
@@ -88,7 +89,7 @@ export async function getOrgForUpdate(db: Db, id: string): Promise<OrgRow | null
 
 export async function updateOrgSettings(db: Db, id: string, patch: OrgSettingsPatch): Promise<OrgRow | null> {
   const values: Record<string, unknown> = { ...patch };
-  if (patch.alert_rules !== undefined) values.alert_rules = db.json(patch.alert_rules as never);
+  if (patch.alert_rules !== undefined) values.alert_rules = jsonParam(db, patch.alert_rules);
   const columns = Object.keys(values).filter((c) => values[c] !== undefined);
   if (columns.length === 0) return await getOrg(db, id);
   const [row] = await db<OrgRow[]>`

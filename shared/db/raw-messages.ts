@@ -1,6 +1,7 @@
 // The bytes a message was handed over with (the development inbox, DESIGN §12): written by the
 // delivery worker's test-mode path, read by GET /emails/{id}/raw and the console.
 import type { Db } from './pool.js';
+import { byteaArray } from './params.js';
 
 export interface NewRawMessage {
   emailId: string;
@@ -15,7 +16,10 @@ export async function insertRawMessages(db: Db, rows: NewRawMessage[]): Promise<
   await db`
     insert into email_raw_messages (email_id, recipient_id, raw)
     select * from unnest(${rows.map((r) => r.emailId)}::text[], ${rows.map((r) => r.recipientId) as string[]}::text[],
-                         ${db.array(rows.map((r) => r.raw) as never, 1001)}::bytea[])
+                         ${byteaArray(
+                           db,
+                           rows.map((r) => r.raw),
+                         )}::bytea[])
     on conflict (email_id, coalesce(recipient_id, '')) do nothing`;
 }
 

@@ -7,6 +7,7 @@ import { propertyName, type ContactField, type FieldCondition, type SegmentFilte
 import { pagedRows, type ContactRow } from './contacts.js';
 import type { Page } from './keys.js';
 import type { Db } from './pool.js';
+import { jsonParam } from './params.js';
 
 type Frag = PendingQuery<Row[]>;
 
@@ -82,9 +83,9 @@ function propertyCondition(db: Db, name: string, c: FieldCondition): Frag {
     case 'eq':
       return c.value === null
         ? db`(${json} is null or ${json} = 'null'::jsonb)`
-        : db`${json} = ${db.json(c.value as never)}::jsonb`;
+        : db`${json} = ${jsonParam(db, c.value)}::jsonb`;
     case 'in':
-      return db`exists (select 1 from jsonb_array_elements(${db.json(c.value as never)}::jsonb) e where e = ${json})`;
+      return db`exists (select 1 from jsonb_array_elements(${jsonParam(db, c.value)}::jsonb) e where e = ${json})`;
     case 'contains':
     case 'starts_with':
     case 'ends_with':
@@ -194,7 +195,7 @@ export async function insertSegment(
 ): Promise<SegmentRow> {
   const [row] = await db<SegmentRow[]>`
     insert into segments (id, org_id, name, filter)
-    values (${newId('seg')}, ${s.orgId}, ${s.name}, ${db.json(s.filter as never)}::jsonb)
+    values (${newId('seg')}, ${s.orgId}, ${s.name}, ${jsonParam(db, s.filter)}::jsonb)
     returning *`;
   return row!;
 }
@@ -222,7 +223,7 @@ export async function updateSegment(
   const [row] = await db<SegmentRow[]>`
     update segments set
       name = ${f.name === undefined ? db`name` : db`${f.name}`},
-      filter = ${f.filter === undefined ? db`filter` : db`${db.json(f.filter as never)}::jsonb`},
+      filter = ${f.filter === undefined ? db`filter` : db`${jsonParam(db, f.filter)}::jsonb`},
       updated_at = now()
     where org_id = ${orgId} and id = ${id}
     returning *`;

@@ -3,6 +3,7 @@ import { ApiError } from '../errors.js';
 import { isId, newId } from '../ids.js';
 import type { Page } from './keys.js';
 import type { Db } from './pool.js';
+import { jsonParam, rowParam } from './params.js';
 
 export interface TemplateVariable {
   key: string;
@@ -49,7 +50,7 @@ export async function insertTemplate(db: Db, t: NewTemplate): Promise<TemplateRo
   const [row] = await db<TemplateRow[]>`
     insert into templates (id, org_id, slug, name, subject, html, text, from_address, variables)
     values (${newId('tpl')}, ${t.orgId}, ${t.slug}, ${t.name}, ${t.subject}, ${t.html}, ${t.text},
-            ${t.from_address}, ${db.json(t.variables as never)})
+            ${t.from_address}, ${jsonParam(db, t.variables)})
     on conflict (org_id, slug) where deleted_at is null do nothing
     returning *`;
   return row ?? null;
@@ -98,12 +99,12 @@ export async function updateTemplateDraft(
   patch: TemplatePatch,
 ): Promise<TemplateRow | null> {
   const set: Record<string, unknown> = { ...patch };
-  if (patch.variables) set.variables = db.json(patch.variables as never);
+  if (patch.variables) set.variables = jsonParam(db, patch.variables);
   const columns = Object.keys(set);
   if (columns.length === 0) return await findTemplate(db, orgId, id);
   try {
     const [row] = await db<TemplateRow[]>`
-      update templates set ${db(set as never, columns as never)}, updated_at = now()
+      update templates set ${rowParam(db, set, columns)}, updated_at = now()
       where org_id = ${orgId} and id = ${id} and deleted_at is null
       returning *`;
     return row ?? null;
@@ -134,7 +135,7 @@ export async function publishTemplate(
   await db`
     insert into template_versions (template_id, version, subject, html, text, from_address, variables)
     values (${locked.id}, ${version}, ${locked.subject}, ${locked.html}, ${locked.text},
-            ${locked.from_address}, ${db.json(locked.variables as never)})`;
+            ${locked.from_address}, ${jsonParam(db, locked.variables)})`;
   const [row] = await db<TemplateRow[]>`
     update templates set published_version = ${version}, updated_at = now()
     where id = ${locked.id} returning *`;

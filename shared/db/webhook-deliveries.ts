@@ -254,11 +254,6 @@ export async function countFailedDeliveries(
   return Number(row!.n);
 }
 
-export async function getDeliveryBody(db: Db, id: string): Promise<Buffer | null> {
-  const [row] = await db<{ body: Buffer }[]>`select body from webhook_deliveries where id = ${id}`;
-  return row?.body ?? null;
-}
-
 /** Pending deliveries due more than `graceMs` ago: candidates for the sweeper. */
 export async function dueDeliveries(
   db: Db,

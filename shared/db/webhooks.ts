@@ -40,11 +40,6 @@ export async function getWebhook(db: Db, orgId: string, id: string): Promise<Web
   return row ?? null;
 }
 
-export async function getWebhookById(db: Db, id: string): Promise<WebhookRow | null> {
-  const [row] = await db<WebhookRow[]>`select * from webhooks where id = ${id}`;
-  return row ?? null;
-}
-
 /** Newest first; fetches limit + 1. */
 export async function listWebhooks(db: Db, orgId: string, page: Page): Promise<WebhookRow[]> {
   if (page.before) {

@@ -1,5 +1,5 @@
 // Webhook rules shared by the API and the workers (DESIGN §7): signing secrets, URL rules, the
-// retry schedule and how a delivery job is put on its queue.
+// retry delay (the schedule is WEBHOOK_RETRY_SECONDS) and how a delivery job is put on its queue.
 import { randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
 import type { JobsOptions } from 'bullmq';
@@ -8,9 +8,6 @@ import { QUEUE_NAMES, type Queues } from '../queues.js';
 import { isForbiddenAddress } from './ssrf.js';
 
 export const WEBHOOK_URL_MAX_LENGTH = 2048;
-
-/** 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h: the wait before attempts 2..8; then `failed`. */
-export const DEFAULT_RETRY_SCHEDULE_MS = [5e3, 300e3, 1800e3, 7200e3, 18000e3, 36000e3, 36000e3];
 
 /** An endpoint failing without a single success for this long is disabled. */
 export const DEFAULT_DISABLE_AFTER_MS = 5 * 24 * 3600e3;

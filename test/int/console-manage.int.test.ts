@@ -186,6 +186,28 @@ describe('console management pages', function () {
       expectPageError(await admin.get(`/console/webhooks/${id}`), 404, 'not_found');
     });
 
+    it("keeps an endpoint's organization events when it is saved in the console", async () => {
+      const events = ['email.delivered', 'domain.failed', 'webhook.disabled'];
+      const { id } = await s.createWebhook({ url: `${s.receiver.url}/org`, events });
+      const page = await admin.get(`/console/webhooks/${id}`);
+      // The form offers every type the API accepts, the endpoint's own ones checked.
+      const checked = [...page.text.matchAll(/name="events" value="([^"]+)"\s+checked/g)].map((m) => m[1]!);
+      expect(checked).to.have.members(events);
+      expect(page.text).to.contain('value="organization.paused"');
+      // Saving the form as a browser sends it (the checked boxes) keeps them.
+      const saved = await admin.post(`/console/webhooks/${id}`, {
+        url: `${s.receiver.url}/org`,
+        description: '',
+        events: checked,
+        status: 'enabled',
+      });
+      expect(saved.status, saved.text).to.equal(303);
+      const [row] = await s.api.deps.sql<{ events: string[] }[]>`select events from webhooks where id = ${id}`;
+      expect(row!.events).to.have.members(events);
+      // And an organization event can be sent as a test from the console.
+      expect((await admin.post(`/console/webhooks/${id}/test`, { type: 'domain.failed' })).status).to.equal(303);
+    });
+
     it('refuses members and escapes what the endpoint sent back', async () => {
       const id = await createEndpoint('/x');
       expectPageError(await member.get('/console/webhooks'), 403, 'forbidden');

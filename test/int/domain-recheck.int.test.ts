@@ -18,6 +18,7 @@ import { seedOrg, type SeededOrg } from '../helpers/seed.js';
 import { startApi, type TestApi } from '../helpers/stack.js';
 import { waitFor } from '../helpers/wait.js';
 import { workerDepsFor } from '../helpers/workers.js';
+import { jsonParam } from '../../shared/db/params.js';
 
 const MX_HOST = 'mx.tern.test';
 
@@ -100,7 +101,7 @@ describe('domains: scheduled DNS re-checks (issue 16)', function () {
   async function adminEmails(eventId: string) {
     return await api.deps.sql<{ subject: string }[]>`
       select subject from emails where org_id = ${org.organization.id} and source = 'system'
-        and tags @> ${api.deps.sql.json([{ name: 'event_id', value: eventId }] as never)}`;
+        and tags @> ${jsonParam(api.deps.sql, [{ name: 'event_id', value: eventId }])}`;
   }
 
   it('a DKIM record that disappears: domain.failed and one admin email after the second failing re-check only', async () => {

@@ -18,6 +18,7 @@ import { seedOrg, type SeededOrg } from '../helpers/seed.js';
 import { startApi, type TestApi } from '../helpers/stack.js';
 import { waitFor } from '../helpers/wait.js';
 import { workerDepsFor } from '../helpers/workers.js';
+import { jsonParam } from '../../shared/db/params.js';
 
 const MX_HOST = 'mx.tern.test';
 const ORG_TYPES = [
@@ -99,7 +100,7 @@ describe('organization events: webhooks and admin emails (issue 16)', function (
         { to_addresses: string[]; from_address: string; subject: string; text: string }[]
       >`
         select to_addresses, from_address, subject, text from emails
-        where org_id = ${org.organization.id} and source = 'system' and tags @> ${api.deps.sql.json([{ name: 'event', value: type.replace('.', '_') }] as never)}`;
+        where org_id = ${org.organization.id} and source = 'system' and tags @> ${jsonParam(api.deps.sql, [{ name: 'event', value: type.replace('.', '_') }])}`;
       return rows.length > 0 ? rows : null;
     });
   }

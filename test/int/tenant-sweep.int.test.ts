@@ -13,6 +13,7 @@ import { startApi, type TestApi, type TestResponse } from '../helpers/stack.js';
 import { SWEEP, type SweepCall } from '../helpers/tenant-sweep.js';
 import { buildResourceSet, DOMAIN_BOUND, type ResourceSet } from '../helpers/tenant-world.js';
 import { unthrottle } from '../helpers/unthrottle.js';
+import { unsafeParams } from '../../shared/db/params.js';
 
 interface Sweep {
   callers: Caller[];
@@ -109,7 +110,7 @@ async function snapshot(sql: Sql, where: { orgId: string } | { ids: string[]; do
     if (conds.length === 0) continue;
     const rows = await sql.unsafe<{ row: string }[]>(
       `select (to_jsonb(t) - 'last_used_at')::text as row from "${table}" t where ${conds.join(' or ')} order by 1`,
-      params as never,
+      unsafeParams(params),
     );
     out[table] = rows.map((r) => r.row);
   }
