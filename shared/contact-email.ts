@@ -1,7 +1,8 @@
 // One message to one contact, as the rows POST /emails stores (shared/db/emails.ts): used by
 // broadcasts and automation send steps. A template is rendered per contact with the contact's
 // fields (email, first_name, last_name, contact_id, and every property) as variables, converted
-// to the type each variable declares.
+// to the type each variable declares. Without a template, Resend's merge tags in the message's
+// own subject, html and text are rendered with the contact (shared/merge-tags.ts).
 import type { ContactRow } from './db/contacts.js';
 import type { NewRecipient } from './db/emails.js';
 import { buildEmailRow } from './email-row.js';
@@ -9,6 +10,8 @@ import type { TemplateVersionRow } from './db/templates.js';
 import { newId } from './ids.js';
 import type { Mode } from './keys.js';
 import { parseMailbox } from './mail/addresses.js';
+import { unsubscribeUrl } from './mail/tracking-links.js';
+import { renderMergeTags } from './merge-tags.js';
 import { renderTemplate, type VariableValue } from './templates.js';
 
 export type ContactFields = Pick<ContactRow, 'id' | 'email' | 'first_name' | 'last_name' | 'properties'>;
@@ -57,6 +60,8 @@ export interface ContactMessage {
   topicId: string | null;
   tags: { name: string; value: string }[];
   template: TemplateVersionRow | null;
+  /** Where `{{{RESEND_UNSUBSCRIBE_URL}}}` points (the install's base URL and link secret). */
+  links?: { baseUrl: string; secret: string };
 }
 
 const escapeHtml = (s: string) =>
@@ -74,13 +79,17 @@ function withPreheader(html: string | null, preview: string | null | undefined):
  * the template cannot be rendered with this contact's values.
  */
 export function buildContactEmail(m: ContactMessage, contact: ContactFields, extra: Record<string, unknown> = {}) {
+  const id = newId('em');
+  const recipientId = newId('rcp');
+  const unsubscribe = m.links ? unsubscribeUrl({ ...m.links, emailId: id, recipientId }) : null;
+  const merge = (source: string | null, html: boolean) => renderMergeTags(source, contact, unsubscribe, html);
   const parts = m.template
     ? renderTemplate(m.template, contactVariables(contact, m.template.variables, extra), 'template.variables')
-    : { subject: null, html: m.html, text: m.text };
-  const subject = m.subject ?? parts.subject ?? '';
+    : { subject: null, html: merge(m.html, true), text: merge(m.text, false) };
+  // A value with a line break must not split the Subject header.
+  const subject = (merge(m.subject, false) ?? parts.subject ?? '').replace(/[\r\n]+/g, ' ');
   const from = parseMailbox(m.from);
   if (!from.ok) throw new Error(`stored from address ${m.from} does not parse: ${from.reason}`);
-  const id = newId('em');
   const email = buildEmailRow({
     id,
     orgId: m.orgId,
@@ -92,7 +101,7 @@ export function buildContactEmail(m: ContactMessage, contact: ContactFields, ext
     to: [contact.email],
     replyTo: m.replyTo,
     subject,
-    html: withPreheader(parts.html, m.previewText),
+    html: withPreheader(parts.html, merge(m.previewText ?? null, false)),
     text: parts.text,
     tags: m.tags,
     kind: m.kind,
@@ -100,7 +109,7 @@ export function buildContactEmail(m: ContactMessage, contact: ContactFields, ext
     template: m.template ? { id: m.template.template_id, slug: m.template.slug, version: m.template.version } : null,
   });
   const recipient: NewRecipient = {
-    id: newId('rcp'),
+    id: recipientId,
     email_id: id,
     org_id: m.orgId,
     field: 'to',

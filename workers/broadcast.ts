@@ -72,8 +72,9 @@ function outcomeOf(b: Locked, c: BatchContact): NewBroadcastRecipient['outcome']
   return null;
 }
 
-function messageOf(b: Locked, template: TemplateVersionRow | null): ContactMessage {
+function messageOf(b: Locked, template: TemplateVersionRow | null, links: ContactMessage['links']): ContactMessage {
   return {
+    links,
     orgId: b.org_id,
     keyId: b.key_id,
     mode: b.mode,
@@ -93,8 +94,13 @@ function messageOf(b: Locked, template: TemplateVersionRow | null): ContactMessa
 }
 
 /** Each contact's outcome, and the message of every contact that is to receive one. */
-function build(b: Locked, template: TemplateVersionRow | null | 'missing', contacts: BatchContact[]) {
-  const msg = messageOf(b, template === 'missing' ? null : template);
+function build(
+  b: Locked,
+  template: TemplateVersionRow | null | 'missing',
+  contacts: BatchContact[],
+  links: ContactMessage['links'],
+) {
+  const msg = messageOf(b, template === 'missing' ? null : template, links);
   const rows: NewBroadcastRecipient[] = [];
   const messages = new Map<string, { email: NewEmail; recipient: NewRecipient }>();
   for (const c of contacts) {
@@ -115,7 +121,18 @@ function build(b: Locked, template: TemplateVersionRow | null | 'missing', conta
   return { rows, messages };
 }
 
-async function runBatch(tx: TxSql, job: BroadcastJob, batchSize: number, queueFull: boolean): Promise<BatchResult> {
+interface BatchContext {
+  batchSize: number;
+  queueFull: boolean;
+  /** The install's base URL and link secret, for `{{{RESEND_UNSUBSCRIBE_URL}}}`. */
+  links: NonNullable<ContactMessage['links']>;
+}
+
+async function runBatch(
+  tx: TxSql,
+  job: BroadcastJob,
+  { batchSize, queueFull, links }: BatchContext,
+): Promise<BatchResult> {
   let b = await lockBroadcast(tx, job.broadcastId);
   if (!b) return { kind: 'idle', why: 'gone' };
   if (b.status !== 'scheduled' && b.status !== 'sending') return { kind: 'idle', why: 'inactive' };
@@ -138,7 +155,7 @@ async function runBatch(tx: TxSql, job: BroadcastJob, batchSize: number, queueFu
   const contacts = await segmentPage(tx, { ...b, filter }, batchSize);
   const template = b.template_id ? await findTemplateVersion(tx, b.org_id, b.template_id, b.template_version) : null;
   const usable = template === null ? null : template?.version != null ? template : 'missing';
-  const { rows, messages } = build(b, b.template_id ? (usable ?? 'missing') : null, contacts);
+  const { rows, messages } = build(b, b.template_id ? (usable ?? 'missing') : null, contacts, links);
   const claimed = new Set(await claimRecipients(tx, b.id, rows));
   const kept = [...messages].filter(([contactId]) => claimed.has(contactId)).map(([, m]) => m);
   await insertEmails(
@@ -177,7 +194,8 @@ export async function processBroadcastBatch(
   batchSize = DEFAULT_BATCH_SIZE,
 ): Promise<BatchResult> {
   const full = await queueFull(deps);
-  const result = await deps.sql.begin((tx) => runBatch(tx, job, batchSize, full));
+  const links = { baseUrl: deps.config.baseUrl, secret: deps.config.secretKey };
+  const result = await deps.sql.begin((tx) => runBatch(tx, job, { batchSize, queueFull: full, links }));
   if (result.kind === 'paced') {
     await enqueueBatch(deps.queues, job.broadcastId, job.after, {
       delayMs: PACE_MS,

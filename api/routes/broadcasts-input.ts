@@ -10,6 +10,7 @@ import { findTemplateVersion } from '../../shared/db/templates.js';
 import { findTopic } from '../../shared/db/topics.js';
 import { validationError } from '../../shared/errors.js';
 import { formatMailbox, parseMailbox } from '../../shared/mail/addresses.js';
+import { checkMergeTags } from '../../shared/merge-tags.js';
 import type { BroadcastFieldsBody, TemplateInput } from '../schemas/broadcasts.js';
 import { fromDomain, parseSchedule } from './emails-input.js';
 
@@ -91,6 +92,16 @@ export async function resolveBroadcast(
   if (subject === null && !(tpl?.subject ?? (keepsTemplate ? 'stored' : null))) {
     throw validationError('body.subject is required (the template has none)');
   }
+  const previewText = pick(body.preview_text, base?.preview_text ?? null);
+  // A `{{` that is not a merge tag would go out as written: refused here instead.
+  for (const [field, source] of [
+    ['subject', subject],
+    ['html', html],
+    ['text', text],
+    ['preview_text', previewText],
+  ] as const) {
+    checkMergeTags(source, `body.${field}`);
+  }
   const segmentId = body.segment_id ?? body.audience_id ?? base?.segment_id ?? null;
   const topicId = pick(body.topic_id, base?.topic_id ?? null);
   await checkRefs(db, auth, segmentId, topicId);
@@ -100,7 +111,7 @@ export async function resolveBroadcast(
     from_address: formatMailbox(parsed.mailbox),
     subject,
     reply_to: body.reply_to === undefined ? (base?.reply_to ?? []) : replyTo(body.reply_to),
-    preview_text: pick(body.preview_text, base?.preview_text ?? null),
+    preview_text: previewText,
     html,
     text,
     template_id: tpl ? tpl.id : keepsTemplate ? base!.template_id : null,

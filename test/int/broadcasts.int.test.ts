@@ -35,6 +35,10 @@ describe('broadcasts', () => {
   let smallSegment: string;
 
   const sql = () => api.deps.sql;
+  const ok = <T extends { error: unknown; data: unknown }>(res: T): NonNullable<T['data']> => {
+    expect(res.error).to.equal(null);
+    return res.data as NonNullable<T['data']>;
+  };
   const req = (method: string, path: string, token: string, body?: unknown) =>
     api.request(method, path, { token, ...(body === undefined ? {} : { body }) });
 
@@ -530,6 +534,90 @@ describe('broadcasts', () => {
       expect(contact!.unsubscribed).to.equal(true);
     });
   });
+  describe("Resend's merge tags", () => {
+    it("renders each contact's values, fallbacks and unsubscribe URL into subject, html and text", async () => {
+      const [ann, anon] = [newId('ct'), newId('ct')];
+      await sql()`insert into contacts ${sql()([
+        {
+          id: ann,
+          org_id: org.organization.id,
+          email: 'ann@merge.test',
+          first_name: 'Ann & Co',
+          properties: sql().json({ company: 'Acme' }),
+          automations_seen_at: new Date(),
+        },
+        {
+          id: anon,
+          org_id: org.organization.id,
+          email: 'anon@merge.test',
+          first_name: null,
+          properties: sql().json({}),
+          automations_seen_at: new Date(),
+        },
+      ])}`;
+      const created = ok(
+        await resend.broadcasts.create({
+          from: 'news@acme.test',
+          segmentId: await segment('Merge', 'merge.test'),
+          subject: 'News for {{{FIRST_NAME|you}}}',
+          html: '<p>Hi {{{FIRST_NAME|there}}} of {{{COMPANY|your team}}}</p><a href="{{{RESEND_UNSUBSCRIBE_URL}}}">Unsubscribe</a>',
+          text: 'Hi {{{ FIRST_NAME | there }}} ({{{EMAIL}}}). Leave: {{{RESEND_UNSUBSCRIBE_URL}}}',
+        }),
+      );
+      ok(await resend.broadcasts.send(created.id));
+      expect((await processBroadcastBatch(wdeps, { broadcastId: created.id, after: null })).kind).to.equal('done');
+      const rows = await sql()`
+        select r.contact_id, e.id as email_id, e.subject, e.html, e.text, rc.id as recipient_id
+        from broadcast_recipients r join emails e on e.id = r.email_id join email_recipients rc on rc.email_id = e.id
+        where r.broadcast_id = ${created.id}`;
+      const byContact = new Map(rows.map((r) => [r.contact_id as string, r]));
+      const url = (r: (typeof rows)[number]) =>
+        unsubscribeUrl({
+          baseUrl: api.config.baseUrl,
+          secret: api.config.secretKey,
+          emailId: r.email_id,
+          recipientId: r.recipient_id,
+        });
+      const a = byContact.get(ann)!;
+      expect(a.subject).to.equal('News for Ann & Co');
+      expect(a.html).to.equal(`<p>Hi Ann &amp; Co of Acme</p><a href="${url(a)}">Unsubscribe</a>`);
+      expect(a.text).to.equal(`Hi Ann & Co (ann@merge.test). Leave: ${url(a)}`);
+      const b = byContact.get(anon)!;
+      expect(b.subject).to.equal('News for you');
+      expect(b.html).to.equal(`<p>Hi there of your team</p><a href="${url(b)}">Unsubscribe</a>`);
+      expect(b.text).to.equal(`Hi there (anon@merge.test). Leave: ${url(b)}`);
+
+      const res = await fetch(url(b), {
+        method: 'POST',
+        body: 'List-Unsubscribe=One-Click',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      });
+      expect(res.status).to.be.lessThan(300);
+      const [contact] = await sql()`select unsubscribed from contacts where id = ${anon}`;
+      expect(contact!.unsubscribed).to.equal(true);
+    });
+
+    it('refuses a {{ it cannot render with a 422 naming it, on create and on update', async () => {
+      const base = { from: 'news@acme.test', subject: 'S', html: '<p>x</p>', segment_id: smallSegment };
+      const cases: [Record<string, unknown>, string][] = [
+        [{ html: '<p>Hi {{first_name}}</p>' }, 'body.html: "{{first_name}}"'],
+        [{ subject: 'Hi {{{FIRST_NAME|a|b}}}' }, 'body.subject: "{{{FIRST_NAME|a|b}}}"'],
+        [{ text: 'Hi {{> partial}}' }, 'body.text: "{{> partial}}"'],
+        [{ preview_text: '{{#if x}}' }, 'body.preview_text: "{{#if x}}"'],
+      ];
+      for (const [change, named] of cases) {
+        const res = await req('POST', '/broadcasts', send.token, { ...base, ...change });
+        expectError(res, 422, 'validation_error', JSON.stringify(change));
+        expect(res.json.error.message).to.contain(named);
+      }
+      const draft = await req('POST', '/broadcasts', send.token, base);
+      expect(draft.status, draft.text).to.equal(201);
+      const patched = await req('PATCH', `/broadcasts/${draft.json.id}`, send.token, { html: 'Hi {{ name }}' });
+      expectError(patched, 422, 'validation_error');
+      expect(patched.json.error.message).to.contain('"{{ name }}" is not a merge tag');
+    });
+  });
+
   describe('cancel while delivery claims its messages', () => {
     let raceSegment: string;
     /** Batches never held back by the messages earlier tests left in the queue. */
