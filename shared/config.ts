@@ -74,6 +74,16 @@ export interface Config {
   inboundMaxBytes: number;
   /** Bearer secret of POST /api/v1/inbound/raw; null disables the HTTP intake. */
   inboundSecret: string | null;
+  /** Most MIME parts of a message that is parsed (INBOUND_PARSE_MAX_PARTS; shared/mail/bounded-parse.ts). */
+  inboundParseMaxParts: number;
+  /** Deepest nesting of multiparts and embedded messages parsed (INBOUND_PARSE_MAX_DEPTH). */
+  inboundParseMaxDepth: number;
+  /** Longest parse of one message, in seconds (INBOUND_PARSE_SECONDS). */
+  inboundParseSeconds: number;
+  /** Heap of one parse thread, in MiB (INBOUND_PARSE_MEMORY_MB). */
+  inboundParseMemoryMb: number;
+  /** DMARC reports read per reporting domain and organization in an hour (DMARC_REPORTER_HOURLY_MAX). */
+  dmarcReporterHourlyMax: number;
   /** Largest message the SMTP relay accepts, in bytes (enforced on the data stream). */
   relayMaxBytes: number;
   /** PEM certificate and key files of the relay; both null = a self-signed one under .data/. */
@@ -182,6 +192,17 @@ function nonNegative(env: Env, name: string, fallback: number): number {
   if (raw === undefined || raw === '') return fallback;
   if (!/^\d+$/.test(raw)) throw new ConfigError(name, `must be an integer ≥ 0, got "${raw}"`);
   return Number(raw);
+}
+
+/** An integer from `min` to `max` inclusive. */
+function between(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!/^\d+$/.test(raw) || n < min || n > max) {
+    throw new ConfigError(name, `must be an integer from ${min} to ${max}, got "${raw}"`);
+  }
+  return n;
 }
 
 /** A number ≥ 0, fractions allowed. */
@@ -375,6 +396,11 @@ export function loadToolConfig(env: Env = process.env): ToolConfig {
     deliveryJournalDir: str(env, 'DELIVERY_JOURNAL_DIR', join(tmpdir(), `${brand}-delivery-journal`)),
     inboundMaxBytes: Number(inboundMax),
     inboundSecret: inboundSecret || null,
+    inboundParseMaxParts: between(env, 'INBOUND_PARSE_MAX_PARTS', 500, 1, 900),
+    inboundParseMaxDepth: between(env, 'INBOUND_PARSE_MAX_DEPTH', 50, 1, 100),
+    inboundParseSeconds: positive(env, 'INBOUND_PARSE_SECONDS', 10),
+    inboundParseMemoryMb: between(env, 'INBOUND_PARSE_MEMORY_MB', 256, 32, 16384),
+    dmarcReporterHourlyMax: positive(env, 'DMARC_REPORTER_HOURLY_MAX', 30, true),
     relayMaxBytes: positive(env, 'RELAY_MAX_BYTES', 40 * 1024 * 1024, true),
     relayTlsCert,
     relayTlsKey,
@@ -418,10 +444,15 @@ export const CONFIG_VARIABLES = [
   'DELIVERY_RETRY_SECONDS',
   'DELIVERY_SWEEP_GRACE_SECONDS',
   'DELIVERY_SWEEP_SECONDS',
+  'DMARC_REPORTER_HOURLY_MAX',
   'DNS_SERVERS',
   'DOMAIN_RECHECK_HOURS',
   'HELO_NAME',
   'INBOUND_MAX_BYTES',
+  'INBOUND_PARSE_MAX_DEPTH',
+  'INBOUND_PARSE_MAX_PARTS',
+  'INBOUND_PARSE_MEMORY_MB',
+  'INBOUND_PARSE_SECONDS',
   'INBOUND_SECRET',
   'LOG_LEVEL',
   'MX_HOST',

@@ -19,6 +19,8 @@ export const QUEUE_NAMES = {
   metrics: 'metrics-rollup',
   /** One job per stored inbound message: parse, thread, fire email.received / bounces. */
   inbound: 'inbound',
+  /** One job per DMARC aggregate report mail (job id = inbound id): read on a parse thread, rate-limited per reporter. */
+  dmarcReport: 'dmarc-report',
   /** One job per batch of a broadcast's send (job id = broadcast id + the cursor it starts at). */
   broadcast: 'broadcast',
   /** One job per step of an automation run (job id = run id + step), delayed by wait steps. */
@@ -44,6 +46,10 @@ export interface WebhookDeliveryJob {
 }
 
 export interface InboundJob {
+  inboundId: string;
+}
+
+export interface DmarcReportJob {
   inboundId: string;
 }
 
@@ -77,6 +83,7 @@ export interface JobTypes {
   'webhook-delivery': WebhookDeliveryJob;
   'metrics-rollup': EventJob;
   inbound: InboundJob;
+  'dmarc-report': DmarcReportJob;
   broadcast: BroadcastJob;
   automation: AutomationJob;
   'contact-bulk': ContactBulkJob;
@@ -154,6 +161,7 @@ export function createQueues(connection: Redis, bullPrefix: string): Queues {
     'webhook-delivery': make('webhook-delivery'),
     'metrics-rollup': make('metrics-rollup'),
     inbound: make('inbound'),
+    'dmarc-report': make('dmarc-report'),
     broadcast: make('broadcast'),
     automation: make('automation'),
     'contact-bulk': make('contact-bulk'),

@@ -53,6 +53,9 @@ export function redisKeys(prefix: string, opts: RedisKeyOptions = {}) {
      * the relay could not confirm the store: the client's resend reuses it (api/smtp/relay-accept.ts).
      */
     relayUnconfirmed: (digest: string) => `${prefix}:relay:unconfirmed:${digest}`,
+    /** DMARC reports one reporting domain sent one organization in one hour (workers/dmarc-report.ts). */
+    dmarcReporter: (orgId: string, reporter: string, hour: number) =>
+      `${prefix}:dmarc:reporter:${orgId}:${reporter}:${hour}`,
     /** BullMQ's own prefix for queues (on a cluster, every queue's keys in one slot). */
     bullPrefix: `${prefix}:${tag('bull')}`,
   };

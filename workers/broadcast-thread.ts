@@ -5,7 +5,8 @@
 // Postgres pool and Redis connections of its own, and the process uses a second core. The main
 // thread passes the broadcast share on (BROADCAST_MAX_SHARE holds while it delivers
 // transactional mail). A thread that ends unexpectedly is logged and started again a second later.
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
+import { newThread } from '../shared/thread.js';
 import { QUEUE_NAMES } from '../shared/queues.js';
 import type { Logger } from '../shared/logger.js';
 import type { BroadcastShare } from './delivery/broadcast-share.js';
@@ -38,18 +39,9 @@ export function poolSizes(max: number): { main: number; thread: number } {
   const thread = Math.max(1, Math.floor(max / 2));
   return { main: Math.max(1, max - thread), thread };
 }
-const fromSource = import.meta.url.endsWith('.ts');
-
-/**
- * A new thread running workers/stream-thread. From source (the tests run TypeScript through tsx)
- * the thread registers tsx itself first: a worker thread does not inherit the parent's loader.
- */
-function newThread(queues: string[], poolMax: number): Worker {
-  const options = { workerData: { queues, poolMax } };
-  if (!fromSource) return new Worker(new URL('./stream-thread.js', import.meta.url), options);
-  const entry = new URL('./stream-thread.ts', import.meta.url).href;
-  const code = `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(entry)}); })`;
-  return new Worker(code, { ...options, eval: true });
+/** A new thread running workers/stream-thread. */
+function newStreamThread(queues: string[], poolMax: number): Worker {
+  return newThread(import.meta.url, 'stream-thread', { workerData: { queues, poolMax } });
 }
 
 export interface BroadcastThread {
@@ -85,7 +77,7 @@ export async function startBroadcastThread(
 
   const spawn = (first: boolean): Promise<void> =>
     new Promise((resolve, reject) => {
-      const w = newThread(queues, threadPoolMax);
+      const w = newStreamThread(queues, threadPoolMax);
       current = w;
       let readyAt: number | null = null;
       w.on('message', (m: FromThread) => {

@@ -1,18 +1,22 @@
-// Inbound consumer: one job per stored inbound message. Steps: load → parse (mailparser) → route
-// each recipient again (shared/inbound-routing.ts) → one of: unsubscribe (the List-Unsubscribe
-// mailto); report (DSN / ARF on the VERP or SRS return path → bounce / complaint events); DMARC
-// aggregate report (inbound-dmarc.ts); received message (inbound-received.ts: thread, store,
-// email.received and/or forward). Re-running a job is harmless: the
-// parsed fields are overwritten and events are recorded once (dedupe keys). A sweeper enqueues
-// messages the MX stored but could not enqueue. Stops with worker.close().
+// Inbound consumer: one job per stored inbound message. Steps: load → parse (mailparser on a
+// parse thread with limits, shared/mail/bounded-parse.ts; a message over them is kept raw and
+// marked `unparsed`) → route each recipient again (shared/inbound-routing.ts) → one of:
+// unsubscribe (the List-Unsubscribe mailto); report (DSN / ARF on the VERP or SRS return path →
+// bounce / complaint events); DMARC aggregate report (handed to its own queue, dmarc-report.ts);
+// received message (inbound-received.ts: thread, store, email.received and/or forward).
+// Re-running a job is harmless: the parsed fields are overwritten and events are recorded once
+// (dedupe keys). A sweeper enqueues messages the MX stored but could not enqueue. Stops with
+// worker.close() (its parse threads end with it).
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
-import { simpleParser, type ParsedMail, type SimpleParserOptions } from 'mailparser';
+import type { ParsedMail } from 'mailparser';
 import {
   findRecipient,
   forwardRecipientsByEnvelope,
   loadInboundRaw,
   lockUnprocessedInbound,
+  markInboundDmarc,
   markInboundFailed,
+  markInboundUnparsed,
   saveParsedInbound,
   staleStoredInbound,
   type InboundRow,
@@ -22,13 +26,13 @@ import type { Db } from '../shared/db/pool.js';
 import { publishEvents, type EventRow } from '../shared/events.js';
 import { enqueueInbound } from '../shared/inbound-jobs.js';
 import { routeRecipient, type RcptRoute } from '../shared/inbound-routing.js';
+import { parseLimits, ParseThreads } from '../shared/mail/bounded-parse.js';
 import { parseVerpToken } from '../shared/mail/verp.js';
 import { detectReport, looksLikeBounce, type DsnRecipient } from '../shared/mail/reports.js';
 import { QUEUE_NAMES, TAKEOVER_LOCKS, type InboundJob } from '../shared/queues.js';
 import { recordTrackingHit } from '../shared/tracking.js';
 import type { WorkerDeps } from './deps.js';
 import { runEvery } from './periodic.js';
-import { receiveDmarcReport } from './inbound-dmarc.js';
 import { baseFields, type BaseFields } from './inbound-parse.js';
 import { applyArf, applyDsn } from './inbound-reports.js';
 import { receiveMessage } from './inbound-received.js';
@@ -51,33 +55,54 @@ function tokenRecipients(row: InboundRow, secret: string, tag: 'b' | 'u'): strin
   return ids;
 }
 
-export async function processInbound(deps: WorkerDeps, inboundId: string): Promise<EventRow[]> {
+export async function processInbound(deps: WorkerDeps, parser: ParseThreads, inboundId: string): Promise<EventRow[]> {
   const row = await loadInboundRaw(deps.sql, inboundId);
   if (!row) throw new UnrecoverableError(`inbound message ${inboundId} not found`);
-  if (row.status === 'processed') return [];
+  if (row.status === 'processed' || row.status === 'unparsed') return [];
   if (!row.org_id) {
     await markInboundFailed(deps.sql, inboundId, 'no organization: no recipient matched a verified domain');
     deps.prom.inc('tern_inbound_messages_total', ['failed']);
     return [];
   }
-  let mail: ParsedMail;
-  try {
-    // keepDeliveryStatus: the delivery-status part stays an attachment instead of body text.
-    mail = await simpleParser(row.raw, { keepDeliveryStatus: true } as SimpleParserOptions);
-  } catch (err) {
+  const parsed = await parser.parseMime(row.raw);
+  if (parsed.type === 'over') {
+    await keepUnparsed(deps, row, parsed.reason);
+    return [];
+  }
+  if (parsed.type === 'failed') {
     // The same bytes fail the same way next time: record why and do not retry.
-    await markInboundFailed(deps.sql, inboundId, `unparseable message: ${(err as Error).message}`);
+    await markInboundFailed(deps.sql, inboundId, parsed.reason);
     deps.prom.inc('tern_inbound_messages_total', ['failed']);
     return [];
   }
   try {
-    return await handleParsed(deps, { ...row, org_id: row.org_id }, mail);
+    return await handleParsed(deps, { ...row, org_id: row.org_id }, parsed.mail);
   } catch (err) {
     if (!isPermanentDbError(err)) throw err;
     await markInboundFailed(deps.sql, inboundId, `cannot store the parsed message: ${(err as Error).message}`);
     deps.prom.inc('tern_inbound_messages_total', ['failed']);
     throw new UnrecoverableError((err as Error).message);
   }
+}
+
+/**
+ * A message over the parse limits: kept raw and marked `unparsed` with the reason. A reply or a
+ * routed message keeps its kind (`reply`) so that the inbound list shows it with the reason.
+ */
+async function keepUnparsed(deps: WorkerDeps, row: InboundRow, reason: string): Promise<void> {
+  const rcpts = await routeAll(deps, row);
+  const received = rcpts.find((r) => r.kind === 'reply' || r.kind === 'routed');
+  const error = `not parsed: ${reason}`;
+  await markInboundUnparsed(deps.sql, row.id, {
+    kind: received ? 'reply' : null,
+    domainId: (received ?? rcpts[0])?.domainId ?? null,
+    error,
+  });
+  deps.prom.inc('tern_inbound_messages_total', ['unparsed']);
+  deps.logger.warn(
+    { event: 'INBOUND_UNPARSED', inboundId: row.id, orgId: row.org_id, size: row.size, reason },
+    'inbound message over the parse limits; kept raw, not parsed',
+  );
 }
 
 /** Every stored recipient routed again (the route decides what happens); refused ones drop out. */
@@ -127,7 +152,9 @@ async function handleParsed(
   }
   const dmarc = rcpts.find((r) => r.kind === 'dmarc');
   if (dmarc) {
-    await receiveDmarcReport(deps, row, mail, fields, dmarc);
+    // Read on a queue of its own (workers/dmarc-report.ts): on a parse thread, and rate-limited per reporter.
+    await markInboundDmarc(deps.sql, inboundId, dmarc.domainId);
+    await enqueueInbound({ queues: deps.queues, logger: deps.logger }, [inboundId], 'dmarc-report');
     return [];
   }
   return await receiveMessage(deps, row, mail, fields, rcpts);
@@ -206,6 +233,9 @@ async function unsubscribeByMail(
   return [];
 }
 
+/** Inbound jobs one worker process runs at once. */
+const INBOUND_CONCURRENCY = 8;
+
 export interface InboundWorkerOptions {
   /** How often the sweeper looks for stored messages without a job. */
   sweepEveryMs?: number;
@@ -215,14 +245,17 @@ export interface InboundWorkerOptions {
 
 export function startInboundWorker(deps: WorkerDeps, opts: InboundWorkerOptions = {}): Worker<InboundJob> {
   const log = deps.logger.child({ queue: QUEUE_NAMES.inbound });
+  // One parse thread per job slot: a message at its time limit holds only its own slot.
+  const parser = new ParseThreads(parseLimits(deps.config), INBOUND_CONCURRENCY);
   const worker = new Worker<InboundJob>(
     QUEUE_NAMES.inbound,
     async (job: Job<InboundJob>) => {
-      const events = await processInbound(deps, job.data.inboundId);
+      const events = await processInbound(deps, parser, job.data.inboundId);
       return { events: events.length };
     },
-    { connection: deps.bull, prefix: deps.redisKeys.bullPrefix, concurrency: 8, ...TAKEOVER_LOCKS },
+    { connection: deps.bull, prefix: deps.redisKeys.bullPrefix, concurrency: INBOUND_CONCURRENCY, ...TAKEOVER_LOCKS },
   );
+  worker.on('closed', () => void parser.close());
   worker.on('failed', (job, err) => {
     log.warn({ event: 'INBOUND_PROCESS_FAILED', err, inboundId: job?.data.inboundId }, 'inbound message failed');
     if (job && job.attemptsMade >= (job.opts.attempts ?? 1)) {
@@ -238,8 +271,10 @@ export function startInboundWorker(deps: WorkerDeps, opts: InboundWorkerOptions 
   const stop = runEvery(
     opts.sweepEveryMs ?? 60_000,
     async () => {
-      const ids = await staleStoredInbound(deps.sql, opts.staleAfterMs ?? 60_000, 500);
-      if (ids.length) await enqueueInbound({ queues: deps.queues, logger: log }, ids);
+      const rows = await staleStoredInbound(deps.sql, opts.staleAfterMs ?? 60_000, 500);
+      const ids = (dmarc: boolean) => rows.filter((r) => (r.kind === 'dmarc_report') === dmarc).map((r) => r.id);
+      await enqueueInbound({ queues: deps.queues, logger: log }, ids(false));
+      await enqueueInbound({ queues: deps.queues, logger: log }, ids(true), 'dmarc-report');
     },
     (err) => log.warn({ event: 'INBOUND_SWEEP_FAILED', err }, 'inbound sweep failed'),
   );

@@ -7,6 +7,7 @@ import { startMetricsWorker } from './metrics.js';
 import { webhookDeliveryConsumer } from './webhook-delivery.js';
 import { webhookFanoutConsumer } from './webhook-fanout.js';
 import { startInboundWorker } from './inbound.js';
+import { dmarcReportConsumer } from './dmarc-report.js';
 import { broadcastConsumer } from './broadcast.js';
 import { automationConsumer } from './automation.js';
 import { contactBulkConsumer } from './contact-bulk.js';
@@ -19,6 +20,7 @@ export const registry: QueueConsumer[] = [
   webhookFanoutConsumer,
   webhookDeliveryConsumer,
   { queue: QUEUE_NAMES.inbound, start: (deps) => startInboundWorker(deps) },
+  dmarcReportConsumer,
   broadcastConsumer,
   automationConsumer,
   contactBulkConsumer,

@@ -80,13 +80,21 @@ async function automationPage(ctx: ApiContext, { session }: ConsoleRequest): Pro
   });
 }
 
+/** The Processing badge of a received message; `unparsed`: over the parse limits, kept raw. */
+const INBOUND_STATES: Record<InboundRow['status'], string> = {
+  processed: 'delivered',
+  stored: 'pending',
+  failed: 'failed',
+  unparsed: 'unparsed',
+};
+
 function inboundRow(m: InboundRow): Safe {
   return html`<tr data-inbound="${m.id}">
     <td class="nowrap">${when(m.created_at)}</td>
     <td>${m.from_address ?? m.mail_from ?? ''}</td>
     <td><a class="row-link" href="/console/inbound/${m.id}">${m.subject || '(no subject)'}</a></td>
     <td>${m.kind ?? ''}</td>
-    <td>${stateBadge(m.status === 'processed' ? 'delivered' : m.status === 'stored' ? 'pending' : 'failed')}</td>
+    <td>${stateBadge(INBOUND_STATES[m.status])}</td>
   </tr>`;
 }
 

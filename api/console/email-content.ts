@@ -6,9 +6,10 @@
 // The HTML shown is the part as the sender gave it (or, for an SMTP relay message, as its client
 // wrote it): before open and click tracking are added, so that viewing a message never records
 // an open.
-import { simpleParser } from 'mailparser';
+import type { Config } from '../../shared/config.js';
 import type { EmailRow } from '../../shared/db/emails.js';
 import { notFound } from '../../shared/errors.js';
+import { parseLimits, ParseThreads } from '../../shared/mail/bounded-parse.js';
 import { readRawMessage } from '../../shared/mail/raw-message.js';
 import type { ApiContext } from '../types.js';
 import { loadOrgEmail } from './email-load.js';
@@ -19,13 +20,26 @@ import { card } from './ui.js';
 export interface MessageParts {
   html: string | null;
   text: string | null;
+  /** Why the relay message's MIME was not parsed for display (over the parse limits, or unreadable). */
+  unparsed: string | null;
 }
 
-/** The HTML and text parts: the stored content, or the relay message's MIME parsed. */
-export async function messageParts(e: EmailRow): Promise<MessageParts> {
-  if (e.html !== null || e.text !== null || !e.raw_mime) return { html: e.html, text: e.text };
-  const parsed = await simpleParser(e.raw_mime);
-  return { html: parsed.html === false ? null : (parsed.html ?? null), text: parsed.text ?? null };
+/**
+ * The HTML and text parts: the stored content, or the relay message's MIME parsed on a parse
+ * thread with the inbound parse limits (shared/mail/bounded-parse.ts), so that a page never waits
+ * on a message built to hang the parser.
+ */
+export async function messageParts(e: EmailRow, config: Config): Promise<MessageParts> {
+  if (e.html !== null || e.text !== null || !e.raw_mime) return { html: e.html, text: e.text, unparsed: null };
+  const parser = new ParseThreads({ ...parseLimits(config), maxBytes: config.relayMaxBytes }, 1);
+  try {
+    const out = await parser.parseMime(e.raw_mime);
+    if (out.type !== 'parsed') return { html: null, text: null, unparsed: out.reason };
+    const { html: h, text } = out.mail;
+    return { html: h === false ? null : (h ?? null), text: text ?? null, unparsed: null };
+  } finally {
+    await parser.close();
+  }
 }
 
 /**
@@ -38,9 +52,13 @@ function framePolicy(images: boolean): string {
   return `default-src 'none'; style-src 'unsafe-inline'; ${img}; font-src data:; form-action 'none'; base-uri 'none'; frame-ancestors 'self'; sandbox`;
 }
 
+function plainPage(text: string): string {
+  return `<!doctype html><meta charset="utf-8"><title>No HTML part</title><p style="font-family:sans-serif">${text}</p>`;
+}
+
 async function htmlFrame(ctx: ApiContext, { session }: ConsoleRequest): Promise<void> {
   const email = await loadOrgEmail(ctx, session);
-  const parts = await messageParts(email);
+  const parts = await messageParts(email, ctx.deps.config);
   const images = ctx.query.images === '1';
   ctx.set('Content-Security-Policy', framePolicy(images));
   ctx.set('X-Frame-Options', 'SAMEORIGIN');
@@ -48,7 +66,7 @@ async function htmlFrame(ctx: ApiContext, { session }: ConsoleRequest): Promise<
   ctx.type = 'text/html; charset=utf-8';
   ctx.body =
     parts.html ??
-    '<!doctype html><meta charset="utf-8"><title>No HTML part</title><p style="font-family:sans-serif">This message has no HTML part.</p>';
+    plainPage(parts.unparsed ? 'This message was not parsed for display.' : 'This message has no HTML part.');
 }
 
 async function rawMime(ctx: ApiContext, { session }: ConsoleRequest): Promise<void> {
@@ -66,6 +84,7 @@ async function rawMime(ctx: ApiContext, { session }: ConsoleRequest): Promise<vo
 }
 
 export function contentCard(e: EmailRow, parts: MessageParts, images: boolean): Safe {
+  if (parts.unparsed) return unparsedCard(e, parts.unparsed);
   const frame = parts.html
     ? html`<p class="muted">
           Shown in a sandbox: no script runs, and remote images stay off${images ? ' (now loaded)' : ''}.
@@ -88,21 +107,35 @@ export function contentCard(e: EmailRow, parts: MessageParts, images: boolean): 
     html`<h3>HTML part</h3>
       ${frame}
       <h3>Text part</h3>
-      ${text}
-      <h3>Raw MIME</h3>
-      <p>
-        ${
-          e.mode === 'test'
-            ? 'The exact bytes that would have been sent, composed and DKIM-signed. Test mode: nothing left this machine (a test-mode recipient shows as delivered once the message is stored here).'
-            : 'The message as it is handed to the receiving server (composed again from the stored content).'
-        }
-      </p>
-      <p>
-        <a class="btn" href="/console/emails/${e.id}/raw">View raw MIME</a>
-        <a class="btn" href="/console/emails/${e.id}/raw?download=1">Download .eml</a>
-      </p>`,
+      ${text} ${rawLinks(e)}`,
     { title: 'Content', id: 'content' },
   );
+}
+
+/** A relay message whose MIME was not parsed: the reason, and its raw MIME to read or download. */
+function unparsedCard(e: EmailRow, reason: string): Safe {
+  return card(
+    html`<p class="banner warn" role="status" data-unparsed>
+        This message is not shown: its MIME was not parsed (${reason}). Its raw MIME is below.
+      </p>
+      ${rawLinks(e)}`,
+    { title: 'Content', id: 'content' },
+  );
+}
+
+function rawLinks(e: EmailRow): Safe {
+  return html`<h3>Raw MIME</h3>
+    <p>
+      ${
+        e.mode === 'test'
+          ? 'The exact bytes that would have been sent, composed and DKIM-signed. Test mode: nothing left this machine (a test-mode recipient shows as delivered once the message is stored here).'
+          : 'The message as it is handed to the receiving server (composed again from the stored content).'
+      }
+    </p>
+    <p>
+      <a class="btn" href="/console/emails/${e.id}/raw">View raw MIME</a>
+      <a class="btn" href="/console/emails/${e.id}/raw?download=1">Download .eml</a>
+    </p>`;
 }
 
 export const EMAIL_CONTENT_PAGES: PageRule[] = [

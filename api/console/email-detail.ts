@@ -178,7 +178,7 @@ export async function emailDetailPage(ctx: ApiContext, { session }: ConsoleReque
     listAllEmailEvents(sql, email.id),
     listAttachmentMeta(sql, email.id),
     email.key_id ? getKey(sql, session.org_id, email.key_id) : Promise.resolve(null),
-    messageParts(email),
+    messageParts(email, ctx.deps.config),
   ]);
   const suppressions = await suppressionsOf(
     sql,

@@ -35,6 +35,7 @@ const TONES: Record<string, Tone> = {
   revoked: 'neutral',
   failing: 'bad',
   interrupted: 'warn',
+  unparsed: 'warn',
   succeeded: 'ok',
   paused: 'warn',
   draft: 'neutral',

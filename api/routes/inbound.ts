@@ -44,6 +44,8 @@ function render(row: InboundRow, attachments: InboundAttachmentRow[] | null) {
     email_id: row.email_id,
     message_id: row.message_id,
     auto_reply: row.auto_reply,
+    status: row.status,
+    error: row.error,
     created_at: row.created_at.toISOString(),
   };
 }

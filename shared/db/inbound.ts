@@ -14,7 +14,7 @@ export interface InboundRow {
   rcpt_to: string[];
   remote_address: string | null;
   size: number;
-  status: 'stored' | 'processed' | 'failed';
+  status: 'stored' | 'processed' | 'failed' | 'unparsed';
   error: string | null;
   from_address: string | null;
   to_addresses: string[];
@@ -155,13 +155,41 @@ export async function markInboundFailed(db: Db, id: string, error: string): Prom
   await db`update inbound_messages set status = 'failed', error = ${error}, processed_at = now() where id = ${id}`;
 }
 
-/** Stored messages whose job was lost (the MX stored, then Redis failed): the sweeper requeues them. */
-export async function staleStoredInbound(db: Db, olderThanMs: number, limit: number): Promise<string[]> {
-  const rows = await db<{ id: string }[]>`
-    select id from inbound_messages
+/**
+ * A message over the parse limits: kept raw, marked `unparsed` with the limit in `error`, and
+ * never parsed again (the sweeper takes only `stored` rows). `kind` and the domain come from its
+ * recipients, so that a reply shows in the inbound list with its reason.
+ */
+export async function markInboundUnparsed(
+  db: Db,
+  id: string,
+  p: { kind: string | null; domainId: string | null; error: string },
+): Promise<void> {
+  await db`
+    update inbound_messages set status = 'unparsed', error = ${p.error}, kind = ${p.kind},
+      domain_id = coalesce(${p.domainId}, domain_id), from_address = coalesce(from_address, nullif(mail_from, '')),
+      processed_at = now()
+    where id = ${id} and status = 'stored'`;
+}
+
+/**
+ * Stored messages whose job was lost (the MX stored, then Redis failed): the sweeper requeues
+ * them, a DMARC report handed on (`kind` set) to the dmarc-report queue, the rest to inbound.
+ */
+export async function staleStoredInbound(
+  db: Db,
+  olderThanMs: number,
+  limit: number,
+): Promise<{ id: string; kind: string | null }[]> {
+  return await db<{ id: string; kind: string | null }[]>`
+    select id, kind from inbound_messages
     where status = 'stored' and created_at < now() - make_interval(secs => ${olderThanMs / 1000})
     order by id limit ${limit}`;
-  return rows.map((r) => r.id);
+}
+
+/** A DMARC report mail handed to the dmarc-report queue: still `stored`, its kind and domain known. */
+export async function markInboundDmarc(db: Db, id: string, domainId: string): Promise<void> {
+  await db`update inbound_messages set kind = 'dmarc_report', domain_id = ${domainId} where id = ${id} and status = 'stored'`;
 }
 
 export interface ReplyRoute {

@@ -63,3 +63,20 @@ export function bombXml(bytes: number): Buffer {
   buf.write(head, 0, 'latin1');
   return buf;
 }
+
+/**
+ * Google's sample with `records` records (distinct sources): a large, valid report, what a busy
+ * domain's daily report looks like and what a flood of reports is made of.
+ */
+export function largeXml(vars: ReportVars, records: number): string {
+  const xml = dmarcXml('google.xml', vars);
+  const first = xml.indexOf('<record>');
+  const one = xml.slice(first, xml.indexOf('</record>', first) + '</record>'.length);
+  const many = Array.from({ length: records }, (_, i) =>
+    one.replace(
+      `<source_ip>${vars.OWN_IP}</source_ip>`,
+      `<source_ip>10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}</source_ip>`,
+    ),
+  );
+  return xml.slice(0, first) + many.join('\n') + xml.slice(xml.lastIndexOf('</record>') + '</record>'.length);
+}

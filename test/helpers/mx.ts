@@ -5,6 +5,7 @@ import { createMxServer, type MxDeps } from '../../api/smtp/mx-server.js';
 import { createLogger } from '../../shared/logger.js';
 import type { Reply } from './smtp-raw.js';
 import { RawSmtp } from './smtp-raw.js';
+import { startDmarcReportWorker } from '../../workers/dmarc-report.js';
 import { startInboundWorker } from '../../workers/inbound.js';
 import { track } from './resources.js';
 import type { TestApi } from './stack.js';
@@ -32,17 +33,17 @@ export async function startMx(api: TestApi, opts: Partial<MxDeps> & { maxBytes?:
   return { port, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
 }
 
-/** An MX and an inbound worker on the TestApi's install; close() stops both (tracked). */
+/** An MX, an inbound worker and a DMARC report worker on the TestApi's install; close() stops them (tracked). */
 export async function startMxWithWorker(
   api: TestApi,
   opts: Parameters<typeof startMx>[1] = {},
 ): Promise<{ port: number; close: () => Promise<void> }> {
   const mx = await startMx(api, opts);
   const deps = workerDepsFor(api);
-  const worker = startInboundWorker(deps);
-  const close = track('mx + inbound worker', async () => {
+  const workers = [startInboundWorker(deps), startDmarcReportWorker(deps)];
+  const close = track('mx + inbound workers', async () => {
     await mx.close();
-    await worker.close();
+    await Promise.all(workers.map((w) => w.close()));
     await deps.close();
   });
   return { port: mx.port, close };

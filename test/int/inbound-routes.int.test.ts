@@ -7,6 +7,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { createTransport } from 'nodemailer';
 import { newId } from '../../shared/ids.js';
 import { parseSrsAddress } from '../../shared/mail/srs.js';
+import { parseLimits, ParseThreads } from '../../shared/mail/bounded-parse.js';
 import { processInbound } from '../../workers/inbound.js';
 import { MX_HOST, startE2e, type E2eStack } from '../helpers/e2e-stack.js';
 import { fixture } from '../helpers/inbound-fixtures.js';
@@ -218,7 +219,12 @@ describe('inbound routes: webhook, forward, reject (MX → worker → API, deliv
       insert into inbound_messages (id, org_id, domain_id, source, mail_from, rcpt_to, remote_address, raw, size, helo)
       select ${id}, org_id, domain_id, source, mail_from, rcpt_to, remote_address, raw, size, helo
       from inbound_messages where id = ${first.id}`;
-    await Promise.all([processInbound(s.deps, id), processInbound(s.deps, id)]);
+    const parser = new ParseThreads(parseLimits(s.api.config), 2);
+    try {
+      await Promise.all([processInbound(s.deps, parser, id), processInbound(s.deps, parser, id)]);
+    } finally {
+      await parser.close();
+    }
     const [row] = await s.api.deps.sql`select status, forward_email_id from inbound_messages where id = ${id}`;
     expect(row!.status).to.equal('processed');
     const copies = await s.api.deps.sql`

@@ -147,6 +147,13 @@ export const audienceResponses: Record<string, Schema> = {
       email_id: { type: ['string', 'null'], description: 'The sent email this reply was threaded to.' },
       message_id: strOrNull,
       auto_reply: bool,
+      status: {
+        type: 'string',
+        enum: ['stored', 'processed', 'failed', 'unparsed'],
+        description:
+          '`processed`; `stored` while it waits; `failed` (unreadable, reason in `error`); `unparsed`: over the parse limits, kept raw and not parsed (reason in `error`).',
+      },
+      error: { type: ['string', 'null'], description: 'Why the message is `failed` or `unparsed`.' },
       created_at: time,
     },
     ['attachments'],

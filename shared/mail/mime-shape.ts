@@ -1,0 +1,91 @@
+// The shape of a MIME message, read before it is parsed: how many parts it has and how deeply its
+// multiparts nest. One pass over the lines, no decoding: a message with thousands of parts is
+// refused here in milliseconds instead of being handed to mailparser, whose child-node limit
+// (1000) leaves its promise unsettled (shared/mail/bounded-parse.ts).
+
+export interface ShapeLimits {
+  /** Most MIME parts (each body part of every multipart counts). */
+  maxParts: number;
+  /** Deepest nesting of multiparts and embedded messages (a single-part message is 0, a multipart/mixed 1). */
+  maxDepth: number;
+}
+
+export type Shape =
+  { ok: true; parts: number; depth: number } | { ok: false; limit: 'parts' | 'depth'; reason: string };
+
+interface Open {
+  delimiter: string;
+  depth: number;
+}
+
+const BOUNDARY = /boundary\s*=\s*(?:"([^"]{1,200})"|([^\s;"]{1,200}))/i;
+
+/**
+ * What a header block opens: a multipart (its boundary), an embedded message (message/rfc822 not
+ * base64 or quoted-printable encoded: its own header block follows), or nothing.
+ */
+function opens(header: string[]): { boundary: string } | 'message' | null {
+  const unfolded = header.join('\n').replace(/\n[ \t]+/g, ' ');
+  const ct = /^content-type\s*:(.*)$/im.exec(unfolded)?.[1] ?? '';
+  if (/^\s*message\/(rfc822|global)\b/i.test(ct)) {
+    return /^content-transfer-encoding\s*:\s*(base64|quoted-printable)/im.test(unfolded) ? null : 'message';
+  }
+  if (!/^\s*multipart\//i.test(ct)) return null;
+  const m = BOUNDARY.exec(ct);
+  return m ? { boundary: (m[1] ?? m[2]!).trim() } : null;
+}
+
+/** Counts parts and nesting; stops at the first limit passed. */
+export function mimeShape(raw: Buffer, limits: ShapeLimits): Shape {
+  const text = raw.toString('latin1');
+  const open: Open[] = [];
+  let header: string[] | null = [];
+  let depth = 0;
+  let parts = 0;
+  let deepest = 0;
+  let start = 0;
+  while (start < text.length) {
+    let end = text.indexOf('\n', start);
+    if (end === -1) end = text.length;
+    const line = text.slice(start, end).replace(/\r$/, '');
+    start = end + 1;
+    if (header) {
+      if (line !== '') {
+        if (header.length < 200) header.push(line);
+        continue;
+      }
+      const opened = opens(header);
+      header = null;
+      if (!opened) continue;
+      deepest = Math.max(deepest, depth + 1);
+      if (deepest > limits.maxDepth) {
+        return { ok: false, limit: 'depth', reason: `MIME parts nest deeper than ${limits.maxDepth}` };
+      }
+      if (opened === 'message') {
+        depth++;
+        header = [];
+      } else {
+        open.push({ delimiter: `--${opened.boundary}`, depth: depth + 1 });
+      }
+      continue;
+    }
+    if (!line.startsWith('--') || open.length === 0) continue;
+    const at = open.findLastIndex((o) => line.startsWith(o.delimiter));
+    if (at === -1) continue;
+    const o = open[at]!;
+    const rest = line.slice(o.delimiter.length).trimEnd();
+    if (rest === '--') {
+      // The close delimiter: this multipart and any left open inside it end.
+      open.length = at;
+      depth = o.depth - 1;
+    } else if (rest === '') {
+      open.length = at + 1;
+      depth = o.depth;
+      header = [];
+      if (++parts > limits.maxParts) {
+        return { ok: false, limit: 'parts', reason: `more than ${limits.maxParts} MIME parts` };
+      }
+    }
+  }
+  return { ok: true, parts, depth: deepest };
+}
