@@ -96,6 +96,12 @@ export interface Config {
   relayTlsPort: number | null;
   /** Development only: lets AUTH run on a connection without TLS. */
   relayAllowInsecureAuth: boolean;
+  /** Most SMTP sessions the relay holds at once; one more is answered 421 (RELAY_MAX_CLIENTS, 1000). */
+  relayMaxClients: number;
+  /** Most SMTP sessions the MX holds at once; one more is answered 421 (MX_MAX_CLIENTS, 1000). */
+  mxMaxClients: number;
+  /** Most recipients of one MX transaction, ≥ 100 (RFC 5321 §4.5.3.1.8); more: 452 (MX_MAX_RECIPIENTS, 100). */
+  mxMaxRecipients: number;
   /** Bearer token of GET /metrics and GET /healthz?verbose=1; null = no token. */
   prometheusToken: string | null;
   /** Without a token, serve GET /metrics and /healthz?verbose=1 to anyone (else they answer 403). */
@@ -185,6 +191,13 @@ function positive(env: Env, name: string, fallback: number, integer = false): nu
     throw new ConfigError(name, `must be a positive ${integer ? 'integer' : 'number'}, got "${raw}"`);
   }
   return n;
+}
+
+function atLeast(env: Env, name: string, fallback: number, min: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw) || Number(raw) < min) throw new ConfigError(name, `must be an integer ≥ ${min}, got "${raw}"`);
+  return Number(raw);
 }
 
 function nonNegative(env: Env, name: string, fallback: number): number {
@@ -408,6 +421,9 @@ export function loadToolConfig(env: Env = process.env): ToolConfig {
     mxTlsKey,
     relayTlsPort: env.RELAY_TLS_PORT ? port(env, 'RELAY_TLS_PORT', 0) : null,
     relayAllowInsecureAuth: bool(env, 'RELAY_ALLOW_INSECURE_AUTH', false),
+    relayMaxClients: positive(env, 'RELAY_MAX_CLIENTS', 1000, true),
+    mxMaxClients: positive(env, 'MX_MAX_CLIENTS', 1000, true),
+    mxMaxRecipients: atLeast(env, 'MX_MAX_RECIPIENTS', 100, 100),
     prometheusToken: prometheusToken || null,
     prometheusPublic: bool(env, 'PROMETHEUS_PUBLIC', false),
     storeConfirmSeconds: positive(env, 'STORE_CONFIRM_SECONDS', 15),
@@ -456,6 +472,8 @@ export const CONFIG_VARIABLES = [
   'INBOUND_SECRET',
   'LOG_LEVEL',
   'MX_HOST',
+  'MX_MAX_CLIENTS',
+  'MX_MAX_RECIPIENTS',
   'MX_PORT',
   'MX_TLS_CERT',
   'MX_TLS_KEY',
@@ -468,6 +486,7 @@ export const CONFIG_VARIABLES = [
   'REDIS_URL',
   'RELAY_ALLOW_INSECURE_AUTH',
   'RELAY_MAX_BYTES',
+  'RELAY_MAX_CLIENTS',
   'RELAY_PORT',
   'RELAY_TLS_CERT',
   'RELAY_TLS_KEY',

@@ -1,20 +1,27 @@
-// Sign-in and sign-out. Failed and successful attempts alike spend a token of two Redis buckets
-// (per client IP, per email), and an unknown email costs the same scrypt as a wrong password,
-// so neither timing nor the answer tells whether an account exists. A successful sign-in fills
-// its email's bucket again: the right password ends a guess at that account, and someone who
-// signs in often (a script, a shared workstation) is not locked out by their own sign-ins.
+// Sign-in and sign-out. Every attempt, failed or not, spends a token of two Redis buckets: the
+// client IP's, and either the email's (a browser unknown to the account) or the browser's own
+// (a device cookie from an earlier sign-in with that email: ./device.ts). So a guess at one
+// account from many addresses is slowed by the email's bucket, while its owner, signing in from
+// a browser they used before, is not locked out by it. An unknown email costs the same scrypt
+// as a wrong password, so neither timing nor the answer tells whether an account exists. A
+// successful sign-in fills the bucket it spent again: the right password ends a guess at the
+// account, and someone who signs in often is not locked out by their own sign-ins.
 import { deleteSession, findUserByEmail } from '../../shared/db/users.js';
 import { ApiError } from '../../shared/errors.js';
 import { hashPassword, verifyPassword } from '../../shared/passwords.js';
 import { RateLimiter, type Bucket } from '../../shared/rate-limit.js';
 import type { ApiContext, AppDeps } from '../types.js';
 import { html } from './html.js';
+import { rememberDevice, trustedDevice } from './device.js';
 import { redirect, show, type ConsoleRequest } from './respond.js';
 import { clearSessionCookie, loadSession, sessionIdHash, startSession } from './session.js';
 
 /** 20 attempts, then one every 30 s, per IP. */
 const IP_BUCKET: Bucket = { perSecond: 1 / 30, burst: 20 };
-/** 10 attempts, then one every 2 min, per email: slows a distributed guess at one account. */
+/**
+ * 10 attempts, then one every 2 min, per email from browsers unknown to it (slows a distributed
+ * guess at one account), and per device cookie from a known one.
+ */
 export const EMAIL_BUCKET: Bucket = { perSecond: 1 / 120, burst: 10 };
 
 const limiters = new WeakMap<AppDeps, RateLimiter>();
@@ -63,9 +70,11 @@ export async function login(ctx: ApiContext, form: URLSearchParams): Promise<voi
   const email = (form.get('email') ?? '').trim().slice(0, 320);
   const password = form.get('password') ?? '';
   if (!email || !password) return loginForm(ctx, 422, 'Enter your email and password.', email);
+  const device = trustedDevice(ctx, email);
+  const account = device ? `device:${device}` : `email:${email.toLowerCase()}`;
   await throttle(ctx, [
     [`ip:${ctx.ip}`, IP_BUCKET],
-    [`email:${email.toLowerCase()}`, EMAIL_BUCKET],
+    [account, EMAIL_BUCKET],
   ]);
   const user = await findUserByEmail(ctx.deps.sql, email);
   const ok = await verifyPassword(
@@ -80,8 +89,9 @@ export async function login(ctx: ApiContext, form: URLSearchParams): Promise<voi
   const old = sessionIdHash(ctx);
   if (old) await deleteSession(ctx.deps.sql, old);
   await startSession(ctx, user.id);
+  rememberDevice(ctx, email, device);
   await limiter(ctx.deps)
-    .reset(`email:${email.toLowerCase()}`)
+    .reset(account)
     .catch(() => {});
   ctx.state.log.info({ event: 'CONSOLE_LOGIN', userId: user.id }, 'console sign-in');
   redirect(ctx, '/console');

@@ -115,10 +115,16 @@ export function createMxServer(
     disabledCommands: ['AUTH'],
     size: opts.maxBytes,
     rejectOversized: true,
+    maxClients: deps.config.mxMaxClients,
     logger: false,
     onConnect: countSession(deps.prom, 'mx'),
     onRcptTo(address: SMTPServerAddress, session, done) {
       const callback = counted(deps.prom, 'mx', done);
+      // RFC 5321 §4.5.3.1.10: 452 for recipients beyond the limit; the sender retries them later.
+      const max = deps.config.mxMaxRecipients;
+      if (session.envelope.rcptTo.length >= max) {
+        return callback(new SmtpError(452, `4.5.3 Too many recipients (at most ${max} a message)`));
+      }
       routeRecipient(deps, address.address).then(
         (route) => {
           if (!route) return callback(new SmtpError(550, '5.1.1 No such recipient here'));

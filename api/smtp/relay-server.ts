@@ -108,6 +108,7 @@ export function createRelayServer(deps: RelayDeps, opts: RelayServerOptions): SM
     hideENHANCEDSTATUSCODES: true,
     hideDSN: true,
     size: config.relayMaxBytes,
+    maxClients: config.relayMaxClients,
     logger: false,
     // Shutdown: open sessions get this long to finish (within the 25 s grace of onShutdown).
     closeTimeout: 15_000,

@@ -1,8 +1,9 @@
 import { expect } from 'chai';
 import { request } from 'undici';
 
-// A browser stand-in for the console: keeps the session cookie, never follows redirects (tests
-// look at them), posts url-encoded forms and remembers the CSRF token of the last page it saw.
+// A browser stand-in for the console: keeps the session and device cookies, never follows
+// redirects (tests look at them), posts url-encoded forms and remembers the CSRF token of the
+// last page it saw.
 export interface ConsoleResponse {
   status: number;
   headers: Record<string, string | string[] | undefined>;
@@ -13,6 +14,8 @@ export interface ConsoleResponse {
 
 export class ConsoleClient {
   cookie: string | null = null;
+  /** The device cookie a sign-in left (console_device=…), sent with every request. */
+  device: string | null = null;
   csrf: string | null = null;
 
   constructor(readonly base: string) {}
@@ -63,7 +66,8 @@ export class ConsoleClient {
     extra: Record<string, string> = {},
   ): Promise<ConsoleResponse> {
     const headers: Record<string, string> = { ...extra };
-    if (this.cookie) headers.cookie = this.cookie;
+    const cookies = [this.cookie, this.device].filter((c) => c !== null);
+    if (cookies.length > 0) headers.cookie = cookies.join('; ');
     if (body !== undefined) headers['content-type'] ??= 'application/x-www-form-urlencoded';
     // undici's request, not fetch: fetch drops a hand-set Origin header, which the tests need.
     const res = await request(`${this.base}${path}`, { method: method as 'GET' | 'POST', headers, body });
@@ -72,6 +76,10 @@ export class ConsoleClient {
     const setCookie = raw === undefined ? [] : Array.isArray(raw) ? raw : [raw];
     for (const c of setCookie) {
       const pair = c.split(';')[0]!;
+      if (pair.startsWith('console_device=')) {
+        this.device = pair;
+        continue;
+      }
       this.cookie = pair === 'console_session=' || /Max-Age=0/.test(c) ? null : pair;
     }
     const token = /name="_csrf" value="([^"]+)"/.exec(text);

@@ -59,10 +59,14 @@ describe('web console', () => {
       );
       expect(res.status).to.equal(303);
       expect(res.location).to.equal('/console');
-      expect(res.setCookie).to.have.length(1);
+      expect(res.setCookie).to.have.length(2);
       const flags = res.setCookie[0]!.split(/;\s*/);
       expect(flags[0]).to.match(/^console_session=[A-Za-z0-9_-]{43}$/);
       expect(flags.slice(1)).to.have.members(['Path=/console', 'HttpOnly', 'SameSite=Lax']);
+      // The device cookie of sign-in throttling: a nonce and its HMAC, a year.
+      const device = res.setCookie[1]!.split(/;\s*/);
+      expect(device[0]).to.match(/^console_device=[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}$/);
+      expect(device.slice(1)).to.have.members(['Path=/console', 'HttpOnly', 'SameSite=Lax', 'Max-Age=31536000']);
       const home = await c.get('/console');
       expect(home.status).to.equal(200);
       expect(home.text).to.contain(org.organization.name);
@@ -148,7 +152,7 @@ describe('web console', () => {
       expect((await c.get('/console')).location).to.equal('/console/login');
     });
 
-    it('rate-limits sign-in per email and per IP (429 with Retry-After), even for the right password', async function () {
+    it('rate-limits sign-in per email and per IP (429 with Retry-After), even for the right password from a browser new to the account', async function () {
       this.timeout(60_000);
       // Its own Redis prefix: fresh buckets, so the other tests' sign-ins do not count here.
       const other = await startApi({ db: api.db });
@@ -177,6 +181,55 @@ describe('web console', () => {
           { csrf: false },
         );
         expectPageError(ipBlocked, 429, 'rate_limited');
+      } finally {
+        await other.close();
+      }
+    });
+
+    it('does not let guesses from elsewhere lock the owner out of a browser that signed in before', async function () {
+      this.timeout(60_000);
+      // Client addresses from X-Forwarded-For: the owner and each guesser have their own.
+      const other = await startApi({ db: api.db, env: { TRUST_PROXY: 'true' } });
+      const from = (ip: string) => ({ csrf: false, headers: { 'x-forwarded-for': ip } });
+      try {
+        const owner = new ConsoleClient(other.url);
+        const signIn = (c: ConsoleClient, password: string, ip: string) =>
+          c.post('/console/login', { email: memberEmail, password }, from(ip));
+        expect((await signIn(owner, memberPassword, '10.1.0.1')).status).to.equal(303);
+        expect(owner.device).to.match(/^console_device=/);
+
+        // Guesses from 30 addresses: the email's bucket (10) is soon empty.
+        const answers: number[] = [];
+        for (let i = 0; i < 30; i++)
+          answers.push((await signIn(new ConsoleClient(other.url), 'guess', `10.2.0.${i}`)).status);
+        expect(answers.slice(0, 10)).to.deep.equal(new Array(10).fill(401));
+        expect(answers.slice(10)).to.deep.equal(new Array(20).fill(429));
+        // A browser new to the account is refused even with the right password…
+        expectPageError(await signIn(new ConsoleClient(other.url), memberPassword, '10.3.0.1'), 429, 'rate_limited');
+        // …and so is one whose device cookie was issued for another account, or forged.
+        const elsewhere = new ConsoleClient(other.url);
+        expect(
+          (
+            await elsewhere.post(
+              '/console/login',
+              { email: org.user.email, password: org.user.password },
+              from('10.4.0.1'),
+            )
+          ).status,
+        ).to.equal(303);
+        expectPageError(await signIn(elsewhere, memberPassword, '10.4.0.1'), 429, 'rate_limited');
+        const forged = new ConsoleClient(other.url);
+        forged.device = owner.device!.replace(/.$/, (c) => (c === 'A' ? 'B' : 'A'));
+        expectPageError(await signIn(forged, memberPassword, '10.4.0.2'), 429, 'rate_limited');
+
+        // The owner's browser signs in, from its address or another.
+        owner.cookie = null;
+        expect((await signIn(owner, memberPassword, '10.1.0.1')).status).to.equal(303);
+        owner.cookie = null;
+        expect((await signIn(owner, memberPassword, '10.5.0.1')).status).to.equal(303);
+        // Its own guesses are throttled by its own bucket: a stolen device cookie is no way around the limit.
+        for (let i = 0; i < 10; i++) expectPageError(await signIn(owner, 'wrong', `10.6.0.${i}`), 401, 'login');
+        expectPageError(await signIn(owner, memberPassword, '10.6.0.99'), 429, 'rate_limited');
       } finally {
         await other.close();
       }
