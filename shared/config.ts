@@ -2,7 +2,8 @@
 // value stops the process with a message that names the variable.
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseClusterUrl } from './redis-url.js';
+import { firstHostUrl } from './db/url.js';
+import { parseClusterUrl, parseSentinelUrl } from './redis-url.js';
 
 export interface Config {
   databaseUrl: string;
@@ -17,7 +18,10 @@ export interface Config {
    * session settings).
    */
   databasePooler: DatabasePooler;
-  /** One Redis (`redis://`, `rediss://`) or a Redis Cluster (`redis+cluster://h1:p1,h2:p2`). */
+  /**
+   * One Redis (`redis://`, `rediss://`), a Redis Cluster (`redis+cluster://h1:p1,h2:p2`) or the
+   * master of a Sentinel set (`redis+sentinel://h1:p1,h2:p2/<master name>`).
+   */
   redisUrl: string;
   /** Prefix of every Redis key and BullMQ queue; tests give each run its own. */
   redisPrefix: string;
@@ -262,11 +266,25 @@ function url(env: Env, name: string, fallback: string | null, protocols: string[
   return raw;
 }
 
+/** A Postgres URL, with one host or a libpq host list (`h1:p1,h2:p2`), each host checked. */
+function databaseUrl(env: Env, name: string, fallback: string): string {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  let first: string;
+  try {
+    first = firstHostUrl(raw);
+  } catch (err) {
+    throw new ConfigError(name, `${(err as Error).message}, got "${raw}"`);
+  }
+  url({ [name]: first }, name, fallback, ['postgres:', 'postgresql:']);
+  return raw;
+}
+
 function redisUrl(env: Env, name: string, fallback: string): string {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
   try {
-    if (parseClusterUrl(raw)) return raw;
+    if (parseClusterUrl(raw) ?? parseSentinelUrl(raw)) return raw;
   } catch (err) {
     throw new ConfigError(name, `${(err as Error).message}, got "${raw}"`);
   }
@@ -371,7 +389,7 @@ export function loadToolConfig(env: Env = process.env): ToolConfig {
     throw new ConfigError('SYSTEM_FROM', `must be an address or "Name <address>", got "${systemFrom}"`);
   }
   return {
-    databaseUrl: url(env, 'DATABASE_URL', 'postgres://postgres@127.0.0.1:5432/tern', ['postgres:', 'postgresql:'])!,
+    databaseUrl: databaseUrl(env, 'DATABASE_URL', 'postgres://postgres@127.0.0.1:5432/tern'),
     databasePoolMax: positive(env, 'DATABASE_POOL_MAX', 10, true),
     databasePooler: oneOf(env, 'DATABASE_POOLER', DATABASE_POOLERS, 'none'),
     redisUrl: redisUrl(env, 'REDIS_URL', 'redis://127.0.0.1:6379'),

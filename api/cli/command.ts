@@ -97,8 +97,12 @@ export function redactUrl(raw: string): string {
     if (u.password) u.password = '***';
     return u.toString();
   } catch {
-    // A URL that WHATWG does not parse, e.g. redis+cluster://user:password@h1:p1,h2:p2
-    return raw.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:@/]*:)[^@/]*@/i, '$1***@');
+    // A URL that WHATWG does not parse, e.g. redis+cluster://user:password@h1:p1,h2:p2,
+    // postgres://user:password@h1:p1,h2:p2/db or
+    // redis+sentinel://:password@h1:p1,h2:p2/master?sentinel_password=…
+    return raw
+      .replace(/^([a-z][a-z0-9+.-]*:\/\/[^:@/]*:)[^@/]*@/i, '$1***@')
+      .replace(/([?&]sentinel_password=)[^&#]*/i, '$1***');
   }
 }
 

@@ -27,6 +27,7 @@ const LONGEST = [
   'test/int/start-private.int.test.ts',
   'test/int/procfile.int.test.ts',
   'test/int/scale-out.int.test.ts',
+  'test/int/failover.int.test.ts',
   'test/int/domains.int.test.ts',
   'test/int/delivery-faults.int.test.ts',
 ];

@@ -1,9 +1,11 @@
-// The Redis Cluster form of REDIS_URL and the hash tags of the keys used together on a cluster.
+// The Redis Cluster and Sentinel forms of REDIS_URL, DATABASE_URL's libpq host list, and the hash
+// tags of the keys used together on a cluster.
 import { expect } from 'chai';
 import { redactUrl } from '../../api/cli/command.js';
 import { ConfigError, loadToolConfig } from '../../shared/config.js';
 import { redisKeys } from '../../shared/redis-keys.js';
-import { isClusterUrl, parseClusterUrl } from '../../shared/redis-url.js';
+import { databaseName, firstHostUrl, withDatabase } from '../../shared/db/url.js';
+import { isClusterUrl, parseClusterUrl, parseSentinelUrl } from '../../shared/redis-url.js';
 
 /** The hash slot's key part, as Redis Cluster picks it: the first non-empty `{…}`, else the key. */
 function hashTag(key: string): string {
@@ -48,6 +50,58 @@ describe('Redis Cluster URLs and keys', () => {
       .to.throw(ConfigError)
       .with.property('message')
       .that.matches(/DATABASE_POOLER/);
+  });
+
+  it('parses redis+sentinel:// Sentinels, master name, db and credentials; REDIS_URL takes it', () => {
+    expect(parseSentinelUrl('redis+cluster://a:1')).to.equal(null);
+    expect(parseSentinelUrl('redis+sentinel://10.0.0.1:26379,[::1]:26380,s3.internal:26381/tern')).to.deep.equal({
+      sentinels: [
+        { host: '10.0.0.1', port: 26379 },
+        { host: '::1', port: 26380 },
+        { host: 's3.internal', port: 26381 },
+      ],
+      name: 'tern',
+      db: 0,
+      tls: false,
+    });
+    expect(parseSentinelUrl('rediss+sentinel://:s%40cret@a:26379/main?db=2&sentinel_password=x')).to.deep.equal({
+      sentinels: [{ host: 'a', port: 26379 }],
+      name: 'main',
+      db: 2,
+      password: 's@cret',
+      sentinelPassword: 'x',
+      tls: true,
+    });
+    expect(() => parseSentinelUrl('redis+sentinel://a:26379')).to.throw(/master name/);
+    expect(() => parseSentinelUrl('redis+sentinel://a/tern')).to.throw(/host:port/);
+    expect(() => parseSentinelUrl('redis+sentinel://a:1/tern?db=x')).to.throw(/db/);
+    expect(() => parseSentinelUrl('redis+sentinel://a:1/tern?role=slave')).to.throw(/role/);
+    expect(loadToolConfig({ REDIS_URL: 'redis+sentinel://a:1,b:2/tern' }).redisUrl).to.equal(
+      'redis+sentinel://a:1,b:2/tern',
+    );
+    expect(() => loadToolConfig({ REDIS_URL: 'redis+sentinel://a:1' }))
+      .to.throw(ConfigError)
+      .with.property('message')
+      .that.matches(/REDIS_URL/);
+    expect(redactUrl('redis+sentinel://:pw@a:1,b:2/tern?sentinel_password=sp')).to.equal(
+      'redis+sentinel://:***@a:1,b:2/tern?sentinel_password=***',
+    );
+  });
+
+  it('DATABASE_URL may list hosts in libpq form; each host is checked', () => {
+    const pair = 'postgres://tern:pw@db1:5432,db2:5433/tern?target_session_attrs=read-write';
+    expect(loadToolConfig({ DATABASE_URL: pair }).databaseUrl).to.equal(pair);
+    expect(() => loadToolConfig({ DATABASE_URL: 'postgres://db1:5432,db2:99999/tern' }))
+      .to.throw(ConfigError)
+      .with.property('message')
+      .that.matches(/DATABASE_URL/);
+    expect(() => loadToolConfig({ DATABASE_URL: 'mysql://db1,db2/tern' })).to.throw(ConfigError);
+    expect(firstHostUrl(pair)).to.equal('postgres://tern:pw@db1:5432/tern?target_session_attrs=read-write');
+    expect(withDatabase(pair, 'postgres')).to.equal(
+      'postgres://tern:pw@db1:5432,db2:5433/postgres?target_session_attrs=read-write',
+    );
+    expect(databaseName(pair)).to.equal('tern');
+    expect(redactUrl(pair)).to.equal('postgres://tern:***@db1:5432,db2:5433/tern?target_session_attrs=read-write');
   });
 
   it('on a cluster, every queue shares one slot and the webhook leases another; a single Redis keeps plain names', () => {

@@ -2,6 +2,7 @@
 // (created when the server is there but the database named in the URL is not).
 import postgres from 'postgres';
 import { createDatabase, ping } from '../../../shared/db/pool.js';
+import { databaseName, withDatabase } from '../../../shared/db/url.js';
 import { redactUrl } from '../command.js';
 import {
   EMBEDDED_PG_PORT,
@@ -74,10 +75,8 @@ export async function ensureDatabase(url: string, say: Say): Promise<void> {
   } finally {
     await probe.end({ timeout: 1 });
   }
-  const target = new URL(url);
-  const name = decodeURIComponent(target.pathname.slice(1));
-  target.pathname = '/postgres';
-  const admin = postgres(target.toString(), { max: 1, connect_timeout: 5, onnotice: () => {} });
+  const name = databaseName(url);
+  const admin = postgres(withDatabase(url, 'postgres'), { max: 1, connect_timeout: 5, onnotice: () => {} });
   try {
     await createDatabase(admin, name);
     say(`Postgres: created database ${name}`);
