@@ -24,10 +24,17 @@ interface Row {
 
 const NF = 'not_found';
 const TABLE: Record<string, Row> = {
-  'apiKeys.create': { status: 'not offered', probe: [(r) => r.apiKeys.create({ name: 'x' }), NF] },
-  'apiKeys.list': { status: 'not offered', probe: [(r) => r.apiKeys.list(), NF] },
-  'apiKeys.update': { status: 'not offered', probe: [(r) => r.apiKeys.update('key_x', { name: 'y' }), NF] },
-  'apiKeys.remove': { status: 'not offered', probe: [(r) => r.apiKeys.remove('key_x'), NF] },
+  'apiKeys.create': {
+    status: 'works',
+    note: '`full_access` is FULL, `sending_access` SEND; `domain_id` restricts the key to that domain',
+  },
+  'apiKeys.list': { status: 'works', note: "Tern's key objects (tier, mode, domains)" },
+  'apiKeys.update': {
+    status: 'not offered',
+    note: 'a key keeps its name and tier: mint a new one and revoke the old',
+    probe: [(r) => r.apiKeys.update('key_x', { name: 'y' }), 'method_not_allowed'],
+  },
+  'apiKeys.remove': { status: 'works', note: 'revokes the key' },
 
   // The SDK sends audiences.* to /segments (`resend.audiences` is `resend.segments`).
   'audiences.create': { status: 'works', note: 'the same call as segments.create' },
@@ -274,20 +281,14 @@ const TABLE: Record<string, Row> = {
   'topics.update': { status: 'works' },
   'topics.remove': { status: 'works' },
 
-  'webhooks.create': {
-    status: 'not offered',
-    probe: [
-      (r) => r.webhooks.create({ endpoint: 'https://hooks.example.com/x', events: ['email.sent'] }),
-      'validation_error',
-    ],
-  },
+  'webhooks.create': { status: 'works', note: '`endpoint` is `url`; the answer carries both' },
   'webhooks.get': { status: 'works' },
   'webhooks.list': { status: 'works' },
   'webhooks.update': { status: 'works' },
   'webhooks.remove': { status: 'works' },
   'webhooks.rotateSigningSecret': {
-    status: 'not offered',
-    probe: [(r) => r.webhooks.rotateSigningSecret('wh_x'), NF],
+    status: 'works',
+    note: 'the old secret keeps signing for 24 hours (`POST /webhooks/{id}/rotate-secret` sets how long)',
   },
   'webhooks.verify': { status: 'not offered', note: 'no Standard Webhooks headers yet' },
   'webhooks.events.list': {
@@ -688,16 +689,37 @@ describe('Resend SDK compatibility (docs/api/resend.md)', function () {
     ok(await resend.suppressions.remove('gone@example.test'));
   });
 
-  it('webhooks: get, list, update, remove', async () => {
-    const created = await api.request('POST', '/webhooks', {
-      token: org.key.token,
-      body: { url: 'https://hooks.example.com/sdk', events: ['email.sent'] },
-    });
-    const id = created.json.id as string;
-    expect(ok(await resend.webhooks.get(id))).to.include({ id });
+  it('webhooks: create, get, list, update, rotateSigningSecret, remove', async () => {
+    const created = ok(
+      await resend.webhooks.create({ endpoint: 'https://hooks.example.com/sdk', events: ['email.sent'] }),
+    );
+    const id = created.id;
+    expect(created.signing_secret).to.be.a('string');
+    expect(ok(await resend.webhooks.get(id))).to.include({ id, endpoint: 'https://hooks.example.com/sdk' });
     expect(ok(await resend.webhooks.list()).data.map((w) => w.id)).to.include(id);
-    ok(await resend.webhooks.update(id, { events: ['email.sent', 'email.delivered'] }));
+    ok(await resend.webhooks.update(id, { endpoint: 'https://hooks.example.com/sdk2', events: ['email.delivered'] }));
+    const [row] = await api.deps.sql`select url, events from webhooks where id = ${id}`;
+    expect(row).to.deep.equal({ url: 'https://hooks.example.com/sdk2', events: ['email.delivered'] });
+    const rotated = ok(await resend.webhooks.rotateSigningSecret(id)) as unknown as { signing_secret: string };
+    expect(rotated.signing_secret).to.not.equal(created.signing_secret);
     ok(await resend.webhooks.remove(id));
+  });
+
+  it("apiKeys: create with Resend's permission names and domain_id, list, remove", async () => {
+    const domainId = org.domains['acme.test']!.id;
+    const sending = ok(await resend.apiKeys.create({ name: 'CI', permission: 'sending_access', domain_id: domainId }));
+    expect(sending.token).to.match(/^tern_live_/);
+    const full = ok(await resend.apiKeys.create({ name: 'Ops' }));
+    const rows = await api.deps
+      .sql`select id, permission, domain_ids from api_keys where id in ${api.deps.sql([sending.id, full.id])}`;
+    expect(Object.fromEntries(rows.map((r) => [r.id, [r.permission, r.domain_ids]]))).to.deep.equal({
+      [sending.id]: ['SEND', [domainId]],
+      [full.id]: ['FULL', []],
+    });
+    expect(ok(await resend.apiKeys.list()).data.map((k) => k.id)).to.include.members([sending.id, full.id]);
+    ok(await resend.apiKeys.remove(sending.id));
+    const me = await api.request('GET', '/keys/me', { token: sending.token });
+    expect(me.status).to.equal(401);
   });
 
   it('automations: list, get, remove; runs.list, runs.get', async () => {
