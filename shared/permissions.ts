@@ -114,6 +114,7 @@ const ROWS: Row[] = [
   ['GET', '/templates/:id', 'SEND', 'any', 'allow'],
   ['PATCH', '/templates/:id', 'SEND', 'any', 'allow'],
   ['POST', '/templates/:id/publish', 'SEND', 'any', 'allow'],
+  ['POST', '/templates/:id/duplicate', 'SEND', 'any', 'allow'],
   ['DELETE', '/templates/:id', 'FULL', 'any', 'allow'],
 
   // suppressions

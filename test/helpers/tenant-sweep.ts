@@ -132,6 +132,10 @@ const templates: Record<string, Entry> = {
     nf(`/templates/${v.templateSlug}`, { subject: 'Changed' }),
   ],
   'POST /templates/:id/publish': (v) => [nf(`/templates/${v.template}/publish`, {})],
+  'POST /templates/:id/duplicate': (v) => [
+    nf(`/templates/${v.template}/duplicate`),
+    nf(`/templates/${v.templateSlug}/duplicate`),
+  ],
   'DELETE /templates/:id': (v) => [nf(`/templates/${v.template}`), nf(`/templates/${v.templateSlug}`)],
 };
 

@@ -147,10 +147,13 @@ const TABLE: Record<string, Row> = {
     probe: [(r) => r.contacts.segments.remove({ contactId: 'ct_x', segmentId: 'seg_x' }), NF],
   },
 
-  'domains.create': { status: 'works' },
+  'domains.create': {
+    status: 'differs',
+    note: '`region` changes nothing (mail leaves from this install); `tls` takes `opportunistic` only (domains.md)',
+  },
   'domains.list': { status: 'works' },
   'domains.get': { status: 'works' },
-  'domains.update': { status: 'works', note: 'tracking settings as Resend names them' },
+  'domains.update': { status: 'differs', note: 'tracking and `tls` as domains.create' },
   'domains.remove': { status: 'works' },
   'domains.verify': { status: 'works' },
   'domains.claims.create': {
@@ -273,7 +276,7 @@ const TABLE: Record<string, Row> = {
   'templates.update': { status: 'works' },
   'templates.publish': { status: 'works' },
   'templates.remove': { status: 'works' },
-  'templates.duplicate': { status: 'not offered', probe: [(r) => r.templates.duplicate('tpl_x'), NF] },
+  'templates.duplicate': { status: 'works', note: 'the copy holds the draft and is unpublished' },
 
   'topics.create': { status: 'works' },
   'topics.list': { status: 'works' },
@@ -574,12 +577,18 @@ describe('Resend SDK compatibility (docs/api/resend.md)', function () {
   });
 
   it('domains: create, list, get, update, verify, remove', async () => {
-    const created = ok(await resend.domains.create({ name: 'sdk-domain.test' }));
+    const created = ok(
+      await resend.domains.create({ name: 'sdk-domain.test', region: 'eu-west-1', tls: 'opportunistic' }),
+    );
     const id = created.id;
     expect(created.name).to.equal('sdk-domain.test');
     expect(ok(await resend.domains.list()).data.map((d) => d.id)).to.include(id);
     expect(ok(await resend.domains.get(id))).to.include({ id, name: 'sdk-domain.test' });
-    ok(await resend.domains.update({ id, openTracking: true, clickTracking: false }));
+    ok(await resend.domains.update({ id, openTracking: true, clickTracking: false, tls: 'opportunistic' }));
+    const enforced = await resend.domains.update({ id, tls: 'enforced' });
+    expect(enforced.error).to.deep.equal({
+      error: { code: 'validation_error', message: 'body.tls must be one of opportunistic' },
+    });
     const [row] = await api.deps.sql`select track_opens, track_clicks from domains where id = ${id}`;
     expect(row).to.deep.equal({ track_opens: true, track_clicks: false });
     ok(await resend.domains.verify(id));
@@ -609,6 +618,12 @@ describe('Resend SDK compatibility (docs/api/resend.md)', function () {
     );
     const [msg] = await api.deps.sql`select subject from emails where id = ${sent.id}`;
     expect(msg!.subject).to.equal('Hello Ann');
+    const copy = ok(await resend.templates.duplicate(id));
+    expect(ok(await resend.templates.get(copy.id))).to.include({
+      name: 'Welcome (copy)',
+      subject: 'Hello {{{NAME}}}',
+      html: '<p>Hello {{{NAME}}}</p>',
+    });
     ok(await resend.templates.remove(id));
   });
 
