@@ -30,9 +30,10 @@ export function apiArea(handlers: Handlers, defaultBodyLimit: number): Area {
   const routes: Route[] = [];
   for (const rule of ROUTES) {
     const id = routeId(rule);
-    const handler = handlers[id];
+    // An alias (Resend's path) runs the handler of the route it names.
+    const handler = handlers[rule.aliasOf ?? id];
     if (!handler) throw new Error(`permission table row "${id}" has no handler`);
-    unused.delete(id);
+    unused.delete(rule.aliasOf ?? id);
     const run: Middleware[] = [authorize(rule)];
     if (rule.path.includes(':')) run.push(checkParams);
     // A GET (or HEAD) has no body to read; an upload's handler streams its own.

@@ -36,6 +36,11 @@ export interface RouteRule {
    * `multipart/form-data`), up to `bodyLimit`; no JSON body is read before the handler.
    */
   upload?: boolean;
+  /**
+   * Resend's path for a route Tern has under its own (DESIGN §21): the route id (`METHOD /path`)
+   * whose tier, rules, schemas and handler this row takes.
+   */
+  aliasOf?: string;
 }
 
 type Row = [
@@ -109,6 +114,7 @@ const ROWS: Row[] = [
   ['GET', '/templates/:id', 'SEND', 'any', 'allow'],
   ['PATCH', '/templates/:id', 'SEND', 'any', 'allow'],
   ['POST', '/templates/:id/publish', 'SEND', 'any', 'allow'],
+  ['POST', '/templates/:id/duplicate', 'SEND', 'any', 'allow'],
   ['DELETE', '/templates/:id', 'FULL', 'any', 'allow'],
 
   // suppressions
@@ -271,19 +277,39 @@ const SCHEMAS: Record<string, Pick<RouteRule, 'body' | 'query' | 'upload'>> = {
   'GET /automations/:id/runs': { query: 'ListAutomationRunsQuery' },
 };
 
-export const ROUTES: readonly RouteRule[] = ROWS.map(
-  ([method, path, tier, live, restricted, sending, bodyLimit, idempotent]) => ({
-    method,
-    path,
-    tier,
-    liveOnly: live === 'live',
-    restricted,
-    sending: sending === 'send',
-    ...(bodyLimit !== undefined ? { bodyLimit } : {}),
-    idempotent: idempotent === 'idempotent',
-    ...SCHEMAS[`${method} ${path}`],
+// Resend's paths for Tern's routes: method, Resend's path, Tern's path (the same parameters).
+// Each is a row of its own (its path answers, shows in the OpenAPI document, is swept for
+// tenancy) that takes everything else from the route it names: one definition, two paths.
+const ALIASES: [RouteRule['method'], string, string][] = [
+  ['POST', '/api-keys', '/keys'],
+  ['GET', '/api-keys', '/keys'],
+  ['DELETE', '/api-keys/:id', '/keys/:id'],
+  ['POST', '/webhooks/:id/signing-secret/rotate', '/webhooks/:id/rotate-secret'],
+];
+
+const OWN_ROUTES: RouteRule[] = ROWS.map(([method, path, tier, live, restricted, sending, bodyLimit, idempotent]) => ({
+  method,
+  path,
+  tier,
+  liveOnly: live === 'live',
+  restricted,
+  sending: sending === 'send',
+  ...(bodyLimit !== undefined ? { bodyLimit } : {}),
+  idempotent: idempotent === 'idempotent',
+  ...SCHEMAS[`${method} ${path}`],
+}));
+
+const params = (path: string) => [...path.matchAll(/:(\w+)/g)].map((m) => m[1]).join(',');
+
+export const ROUTES: readonly RouteRule[] = [
+  ...OWN_ROUTES,
+  ...ALIASES.map(([method, path, target]): RouteRule => {
+    const rule = OWN_ROUTES.find((r) => r.method === method && r.path === target);
+    if (!rule) throw new Error(`alias ${method} ${path} names no route ${method} ${target}`);
+    if (params(path) !== params(target)) throw new Error(`alias ${method} ${path} has other parameters than ${target}`);
+    return { ...rule, path, aliasOf: routeId(rule) };
   }),
-);
+];
 
 for (const id of Object.keys(SCHEMAS)) {
   if (!ROUTES.some((r) => routeId(r) === id)) throw new Error(`schema row "${id}" names no route`);

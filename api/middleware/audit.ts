@@ -14,7 +14,7 @@ function idOf(body: unknown): string | null {
 
 /** The middleware of a route the audit table lists, or null for any other route. */
 export function auditTrail(rule: RouteRule): Middleware | null {
-  const entry = AUDIT_ACTIONS[routeId(rule)];
+  const entry = AUDIT_ACTIONS[rule.aliasOf ?? routeId(rule)];
   if (!entry) return null;
   return async (ctx, next) => {
     await next();

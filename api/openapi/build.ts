@@ -139,16 +139,17 @@ function successResponses(rule: RouteRule, doc: OperationDoc): Record<string, Sc
 }
 
 function operation(rule: RouteRule, components: Record<string, Schema>, responses: Record<string, Schema>): Schema {
-  const id = routeId(rule);
+  const id = rule.aliasOf ?? routeId(rule);
   const doc = OPERATIONS[id];
   if (!doc) throw new Error(`no operation doc for ${id} (api/openapi/operations-*.ts)`);
+  const alias = rule.aliasOf ? `Resend's path for \`${rule.aliasOf}\`, which it is in every other way.` : undefined;
   if (doc.response && !components[doc.response]) throw new Error(`${id}: no response schema ${doc.response}`);
   const parameters = [...pathParameters(rule), ...queryParameters(rule, components), ...headerParameters(rule)];
   const body = requestBody(rule, doc);
   return {
     operationId: operationId(rule),
     summary: doc.summary,
-    description: [doc.description, permissionWords(rule, doc.restrictedWords)].filter(Boolean).join('\n\n'),
+    description: [alias, doc.description, permissionWords(rule, doc.restrictedWords)].filter(Boolean).join('\n\n'),
     tags: [tagOf(rule.path)],
     ...(parameters.length ? { parameters } : {}),
     ...(body ? { requestBody: body } : {}),

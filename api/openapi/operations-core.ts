@@ -152,6 +152,13 @@ export const coreOperations: OperationDocs = {
     response: 'Template',
     errors: ['validation_error'],
   },
+  'POST /templates/:id/duplicate': {
+    summary: 'Duplicate a template',
+    description:
+      'A new template holding the draft of this one (subject, html, text, from, variables), named "<name> (copy)" with a slug made from that name, unpublished (Resend’s `templates.duplicate`).',
+    response: 'Template',
+    status: [201],
+  },
   'DELETE /templates/:id': { summary: 'Delete a template', response: 'TemplateDeleted' },
 
   'POST /suppressions': {

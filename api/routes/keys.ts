@@ -2,8 +2,8 @@
 import { allowedDomains, isRestricted, type AuthContext } from '../../shared/auth.js';
 import { getKey, listKeys, mintKey, revokeKey, rotateKeyToken, type KeyRow } from '../../shared/db/keys.js';
 import { ApiError, notFound, validationError } from '../../shared/errors.js';
-import { mintToken, permits } from '../../shared/keys.js';
-import { type CreateKeyBody, type RotateKeyBody } from '../schemas/keys.js';
+import { mintToken, permits, type Permission } from '../../shared/keys.js';
+import { RESEND_PERMISSIONS, type CreateKeyBody, type RotateKeyBody } from '../schemas/keys.js';
 import type { Handlers } from '../types.js';
 import { listEnvelope, type Pagination } from '../validate.js';
 import { routeBody, routeQuery } from '../route-schemas.js';
@@ -28,11 +28,11 @@ function render(auth: AuthContext, k: KeyRow) {
 }
 
 /** Resolves requested domains (names or ids) against the org and the caller's own restriction. */
-function resolveDomains(auth: AuthContext, refs: string[]): string[] {
+function resolveDomains(auth: AuthContext, refs: string[], field: string): string[] {
   const ids: string[] = [];
   for (const ref of refs) {
     const d = auth.domains.find((x) => x.id === ref || x.name === ref.toLowerCase());
-    if (!d) throw validationError(`body.domains: "${ref}" is not a domain of this organization`);
+    if (!d) throw validationError(`${field}: "${ref}" is not a domain of this organization`);
     ids.push(d.id);
   }
   // A key never hands out more than it has: a restricted caller mints only within its domains.
@@ -78,18 +78,28 @@ export const keyHandlers: Handlers = {
   'POST /keys': async (ctx) => {
     const auth = ctx.state.auth;
     const body = routeBody<CreateKeyBody>(ctx);
-    if (body.permission === 'ADMIN') {
+    const permission =
+      body.permission in RESEND_PERMISSIONS
+        ? RESEND_PERMISSIONS[body.permission as 'full_access']
+        : (body.permission as Permission);
+    if (permission === 'ADMIN') {
       throw new ApiError('forbidden', 'ADMIN keys are minted in the console, not through the API');
     }
-    if (!permits(auth.key.permission, body.permission)) {
-      throw new ApiError('forbidden', `A ${auth.key.permission} key cannot mint a ${body.permission} key`);
+    if (!permits(auth.key.permission, permission)) {
+      throw new ApiError('forbidden', `A ${auth.key.permission} key cannot mint a ${permission} key`);
     }
-    const domainIds = resolveDomains(auth, body.domains ?? []);
+    if (body.domain_id !== undefined && body.domains !== undefined) {
+      throw validationError('body.domain_id cannot be combined with body.domains');
+    }
+    const domainIds =
+      body.domain_id === undefined
+        ? resolveDomains(auth, body.domains ?? [], 'body.domains')
+        : resolveDomains(auth, [body.domain_id], 'body.domain_id');
     const { key, token } = await mintKey(ctx.deps.sql, ctx.deps.config.brand, {
       orgId: auth.org.id,
       name: body.name,
       mode: body.mode,
-      permission: body.permission,
+      permission,
       domainIds,
       createdBy: auth.key.id,
     });

@@ -119,6 +119,19 @@ export const templateHandlers: Handlers = {
     ctx.body = await renderWithVersions(sql, row);
   },
 
+  // Resend's templates.duplicate: a new template holding the draft (name "… (copy)"), unpublished.
+  'POST /templates/:id/duplicate': async (ctx) => {
+    const orgId = ctx.state.auth.org.id;
+    const { sql } = ctx.deps;
+    const source = await findTemplate(sql, orgId, ctx.params.id!);
+    if (!source) throw notFound('Template');
+    const name = `${source.name.slice(0, 193)} (copy)`;
+    const { subject, html, text, from_address, variables } = source;
+    const row = await insertWithGeneratedSlug(sql, orgId, name, { subject, html, text, from_address, variables });
+    ctx.status = 201;
+    ctx.body = await renderWithVersions(sql, row);
+  },
+
   'GET /templates': async (ctx) => {
     const q = routeQuery<Pagination>(ctx);
     const rows = await listTemplates(ctx.deps.sql, ctx.state.auth.org.id, q);

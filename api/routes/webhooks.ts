@@ -9,7 +9,7 @@ import {
   updateWebhook,
   type WebhookRow,
 } from '../../shared/db/webhooks.js';
-import { notFound } from '../../shared/errors.js';
+import { notFound, validationError } from '../../shared/errors.js';
 import { EVENT_TYPES } from '../../shared/events.js';
 import { createEndpoint, retryDelivery, sendTestEvent } from '../../shared/webhooks/manage.js';
 import { checkWebhookUrl, newSigningSecret } from '../../shared/webhooks/rules.js';
@@ -31,6 +31,7 @@ function render(w: WebhookRow) {
     object: 'webhook',
     id: w.id,
     url: w.url,
+    endpoint: w.url,
     events: w.events,
     description: w.description,
     status: w.status,
@@ -69,6 +70,18 @@ function renderDelivery(d: ListedDelivery) {
   };
 }
 
+/** `url`, or Resend's name for it, `endpoint`: one of them. */
+function urlOf(body: { url?: string; endpoint?: string }): string | undefined {
+  if (body.url !== undefined && body.endpoint !== undefined) {
+    throw validationError('body.endpoint is Resend’s name for body.url: give one of them');
+  }
+  return body.url ?? body.endpoint;
+}
+
+function failRequired(): never {
+  throw validationError('body.url is required (or Resend’s name for it, body.endpoint)');
+}
+
 async function loadOwn(ctx: ApiContext & { state: { auth: { org: { id: string } } } }): Promise<WebhookRow> {
   const w = await getWebhook(ctx.deps.sql, ctx.state.auth.org.id, ctx.params.id!);
   if (!w) throw notFound('Webhook');
@@ -80,7 +93,7 @@ export const webhookHandlers: Handlers = {
     const body = routeBody<CreateWebhookBody>(ctx);
     const w = await createEndpoint(ctx.deps.sql, ctx.deps.config.webhookAllowPrivate, {
       orgId: ctx.state.auth.org.id,
-      url: body.url,
+      url: urlOf(body) ?? failRequired(),
       events: body.events ?? [...EVENT_TYPES],
       description: body.description ?? null,
     });
@@ -100,7 +113,8 @@ export const webhookHandlers: Handlers = {
 
   'PATCH /webhooks/:id': async (ctx) => {
     const body = routeBody<UpdateWebhookBody>(ctx);
-    const url = body.url === undefined ? undefined : checkWebhookUrl(body.url, ctx.deps.config.webhookAllowPrivate);
+    const given = urlOf(body);
+    const url = given === undefined ? undefined : checkWebhookUrl(given, ctx.deps.config.webhookAllowPrivate);
     const w = await updateWebhook(ctx.deps.sql, ctx.state.auth.org.id, ctx.params.id!, {
       ...(url !== undefined ? { url } : {}),
       ...(body.events !== undefined ? { events: body.events } : {}),

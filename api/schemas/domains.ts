@@ -4,7 +4,18 @@ import { paginationProperties } from '../validate.js';
 
 export interface CreateDomainBody {
   name: string;
+  region?: string;
+  tls?: 'opportunistic';
 }
+
+// Resend's domain settings, taken so that its SDK's calls pass (docs/api/domains.md): `region`
+// names where Resend sends from, which here is this install's own addresses, so it changes
+// nothing; `tls` takes Resend's default only, as Tern encrypts whenever the receiver offers it
+// and has no per-domain "TLS or nothing" setting ("enforced" is refused, naming the field).
+const resendDomainFields = {
+  region: { type: 'string', enum: ['us-east-1', 'eu-west-1', 'sa-east-1', 'ap-northeast-1'] },
+  tls: { type: 'string', enum: ['opportunistic'] },
+} as const;
 
 export const createDomainSchema = {
   type: 'object',
@@ -13,6 +24,7 @@ export const createDomainSchema = {
   properties: {
     // The syntax is checked after IDN normalisation (shared/mail/domain-name.ts).
     name: { type: 'string', minLength: 1, maxLength: 253, format: 'label' },
+    ...resendDomainFields,
   },
 } as const;
 
@@ -21,6 +33,7 @@ export interface UpdateDomainBody {
   click_tracking?: boolean | null;
   warmup?: boolean;
   inbound?: { enabled?: boolean; routes?: InboundRoute[] };
+  tls?: 'opportunistic';
 }
 
 /** `inbound` of PATCH /domains/{id}: each part omitted keeps its stored value. */
@@ -57,6 +70,7 @@ export const updateDomainSchema = {
     // false: an established domain, whose warm-up ramp is skipped (its IP pool's still applies).
     warmup: { type: 'boolean' },
     inbound: inboundSchema,
+    tls: resendDomainFields.tls,
   },
 } as const;
 

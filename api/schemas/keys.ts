@@ -1,21 +1,31 @@
 // Request schemas of the key routes (DESIGN §3).
 import { paginationProperties } from '../validate.js';
 
+/** Resend's permission names (`POST /api-keys`), each the Tern tier it is. */
+export const RESEND_PERMISSIONS = { full_access: 'FULL', sending_access: 'SEND' } as const;
+
 export interface CreateKeyBody {
   name: string;
-  permission: 'SEND' | 'FULL' | 'ADMIN';
+  permission: 'SEND' | 'FULL' | 'ADMIN' | keyof typeof RESEND_PERMISSIONS;
   mode: 'live' | 'test';
   domains?: string[];
+  /** Resend's one-domain restriction: the same as `domains: [domain_id]`. */
+  domain_id?: string;
 }
 
 export const createKeySchema = {
   type: 'object',
   additionalProperties: false,
-  required: ['name', 'permission'],
+  required: ['name'],
   properties: {
     name: { type: 'string', minLength: 1, maxLength: 100, format: 'label' },
     // ADMIN is accepted by the schema so that the route can answer 403 forbidden, as the spec says.
-    permission: { type: 'string', enum: ['SEND', 'FULL', 'ADMIN'] },
+    // Resend's names are accepted too, and its default (full access) applies when none is given.
+    permission: {
+      type: 'string',
+      enum: ['SEND', 'FULL', 'ADMIN', ...Object.keys(RESEND_PERMISSIONS)],
+      default: 'full_access',
+    },
     mode: { type: 'string', enum: ['live', 'test'], default: 'live' },
     domains: {
       type: 'array',
@@ -23,6 +33,7 @@ export const createKeySchema = {
       uniqueItems: true,
       items: { type: 'string', minLength: 1, maxLength: 253 },
     },
+    domain_id: { type: 'string', minLength: 1, maxLength: 253 },
   },
 } as const;
 

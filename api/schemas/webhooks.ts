@@ -15,7 +15,9 @@ const urlProperty = { type: 'string', minLength: 1, maxLength: WEBHOOK_URL_MAX_L
 const descriptionProperty = { type: ['string', 'null'], maxLength: 500 } as const;
 
 export interface CreateWebhookBody {
-  url: string;
+  url?: string;
+  /** Resend's name for `url`. */
+  endpoint?: string;
   events?: string[];
   description?: string | null;
 }
@@ -23,12 +25,18 @@ export interface CreateWebhookBody {
 export const createWebhookSchema = {
   type: 'object',
   additionalProperties: false,
-  required: ['url'],
-  properties: { url: urlProperty, events: eventsProperty, description: descriptionProperty },
+  // `url` or Resend's `endpoint`: the handler requires one of them.
+  properties: {
+    url: urlProperty,
+    endpoint: urlProperty,
+    events: eventsProperty,
+    description: descriptionProperty,
+  },
 } as const;
 
 export interface UpdateWebhookBody {
   url?: string;
+  endpoint?: string;
   events?: string[];
   description?: string | null;
   status?: 'enabled' | 'disabled';
@@ -39,6 +47,7 @@ export const updateWebhookSchema = {
   additionalProperties: false,
   properties: {
     url: urlProperty,
+    endpoint: urlProperty,
     events: eventsProperty,
     description: descriptionProperty,
     status: { type: 'string', enum: ['enabled', 'disabled'] },

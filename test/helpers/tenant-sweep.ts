@@ -64,6 +64,14 @@ const keys: Record<string, Entry> = {
     refused('/keys', { name: fresh('key'), permission: 'SEND', domains: [v.domainName] }, true),
     refused('/keys', { name: fresh('key'), permission: 'SEND', domains: [v.domain] }, true),
   ],
+  // Resend's paths for the same routes (shared/permissions.ts ALIASES).
+  'GET /api-keys': (v) => [own('/api-keys'), own(`/api-keys?after=${v.key}`)],
+  'POST /api-keys': (v, o) => [
+    own('/api-keys', { name: fresh('key'), permission: 'sending_access', domain_id: o.domain }),
+    refused('/api-keys', { name: fresh('key'), permission: 'sending_access', domain_id: v.domain }, true),
+    refused('/api-keys', { name: fresh('key'), permission: 'sending_access', domain_id: v.domainName }, true),
+  ],
+  'DELETE /api-keys/:id': (v) => [nfBound(`/api-keys/${v.key}`)],
   'GET /keys/:id': (v) => [nf(`/keys/${v.key}`)],
   'DELETE /keys/:id': (v) => [nfBound(`/keys/${v.key}`)],
   'POST /keys/:id/rotate': (v) => [nfBound(`/keys/${v.key}/rotate`, { expires_in: 0 })],
@@ -124,6 +132,10 @@ const templates: Record<string, Entry> = {
     nf(`/templates/${v.templateSlug}`, { subject: 'Changed' }),
   ],
   'POST /templates/:id/publish': (v) => [nf(`/templates/${v.template}/publish`, {})],
+  'POST /templates/:id/duplicate': (v) => [
+    nf(`/templates/${v.template}/duplicate`),
+    nf(`/templates/${v.templateSlug}/duplicate`),
+  ],
   'DELETE /templates/:id': (v) => [nf(`/templates/${v.template}`), nf(`/templates/${v.templateSlug}`)],
 };
 
@@ -158,6 +170,7 @@ const webhooks: Record<string, Entry> = {
   'PATCH /webhooks/:id': (v) => [nf(`/webhooks/${v.webhook}`, { status: 'disabled', url: 'https://evil.example/' })],
   'DELETE /webhooks/:id': (v) => [nf(`/webhooks/${v.webhook}`)],
   'POST /webhooks/:id/rotate-secret': (v) => [nf(`/webhooks/${v.webhook}/rotate-secret`, { expires_in: 0 })],
+  'POST /webhooks/:id/signing-secret/rotate': (v) => [nf(`/webhooks/${v.webhook}/signing-secret/rotate`)],
   'GET /webhooks/:id/deliveries': (v, o) => [
     nf(`/webhooks/${v.webhook}/deliveries`),
     own(`/webhooks/${o.webhook}/deliveries?after=${v.delivery}`),

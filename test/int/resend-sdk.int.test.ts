@@ -24,10 +24,17 @@ interface Row {
 
 const NF = 'not_found';
 const TABLE: Record<string, Row> = {
-  'apiKeys.create': { status: 'not offered', probe: [(r) => r.apiKeys.create({ name: 'x' }), NF] },
-  'apiKeys.list': { status: 'not offered', probe: [(r) => r.apiKeys.list(), NF] },
-  'apiKeys.update': { status: 'not offered', probe: [(r) => r.apiKeys.update('key_x', { name: 'y' }), NF] },
-  'apiKeys.remove': { status: 'not offered', probe: [(r) => r.apiKeys.remove('key_x'), NF] },
+  'apiKeys.create': {
+    status: 'works',
+    note: '`full_access` is FULL, `sending_access` SEND; `domain_id` restricts the key to that domain',
+  },
+  'apiKeys.list': { status: 'works', note: "Tern's key objects (tier, mode, domains)" },
+  'apiKeys.update': {
+    status: 'not offered',
+    note: 'a key keeps its name and tier: mint a new one and revoke the old',
+    probe: [(r) => r.apiKeys.update('key_x', { name: 'y' }), 'method_not_allowed'],
+  },
+  'apiKeys.remove': { status: 'works', note: 'revokes the key' },
 
   // The SDK sends audiences.* to /segments (`resend.audiences` is `resend.segments`).
   'audiences.create': { status: 'works', note: 'the same call as segments.create' },
@@ -140,10 +147,13 @@ const TABLE: Record<string, Row> = {
     probe: [(r) => r.contacts.segments.remove({ contactId: 'ct_x', segmentId: 'seg_x' }), NF],
   },
 
-  'domains.create': { status: 'works' },
+  'domains.create': {
+    status: 'differs',
+    note: '`region` changes nothing (mail leaves from this install); `tls` takes `opportunistic` only (domains.md)',
+  },
   'domains.list': { status: 'works' },
   'domains.get': { status: 'works' },
-  'domains.update': { status: 'works', note: 'tracking settings as Resend names them' },
+  'domains.update': { status: 'differs', note: 'tracking and `tls` as domains.create' },
   'domains.remove': { status: 'works' },
   'domains.verify': { status: 'works' },
   'domains.claims.create': {
@@ -266,7 +276,7 @@ const TABLE: Record<string, Row> = {
   'templates.update': { status: 'works' },
   'templates.publish': { status: 'works' },
   'templates.remove': { status: 'works' },
-  'templates.duplicate': { status: 'not offered', probe: [(r) => r.templates.duplicate('tpl_x'), NF] },
+  'templates.duplicate': { status: 'works', note: 'the copy holds the draft and is unpublished' },
 
   'topics.create': { status: 'works' },
   'topics.list': { status: 'works' },
@@ -274,20 +284,14 @@ const TABLE: Record<string, Row> = {
   'topics.update': { status: 'works' },
   'topics.remove': { status: 'works' },
 
-  'webhooks.create': {
-    status: 'not offered',
-    probe: [
-      (r) => r.webhooks.create({ endpoint: 'https://hooks.example.com/x', events: ['email.sent'] }),
-      'validation_error',
-    ],
-  },
+  'webhooks.create': { status: 'works', note: '`endpoint` is `url`; the answer carries both' },
   'webhooks.get': { status: 'works' },
   'webhooks.list': { status: 'works' },
   'webhooks.update': { status: 'works' },
   'webhooks.remove': { status: 'works' },
   'webhooks.rotateSigningSecret': {
-    status: 'not offered',
-    probe: [(r) => r.webhooks.rotateSigningSecret('wh_x'), NF],
+    status: 'works',
+    note: 'the old secret keeps signing for 24 hours (`POST /webhooks/{id}/rotate-secret` sets how long)',
   },
   'webhooks.verify': { status: 'not offered', note: 'no Standard Webhooks headers yet' },
   'webhooks.events.list': {
@@ -573,12 +577,18 @@ describe('Resend SDK compatibility (docs/api/resend.md)', function () {
   });
 
   it('domains: create, list, get, update, verify, remove', async () => {
-    const created = ok(await resend.domains.create({ name: 'sdk-domain.test' }));
+    const created = ok(
+      await resend.domains.create({ name: 'sdk-domain.test', region: 'eu-west-1', tls: 'opportunistic' }),
+    );
     const id = created.id;
     expect(created.name).to.equal('sdk-domain.test');
     expect(ok(await resend.domains.list()).data.map((d) => d.id)).to.include(id);
     expect(ok(await resend.domains.get(id))).to.include({ id, name: 'sdk-domain.test' });
-    ok(await resend.domains.update({ id, openTracking: true, clickTracking: false }));
+    ok(await resend.domains.update({ id, openTracking: true, clickTracking: false, tls: 'opportunistic' }));
+    const enforced = await resend.domains.update({ id, tls: 'enforced' });
+    expect(enforced.error).to.deep.equal({
+      error: { code: 'validation_error', message: 'body.tls must be one of opportunistic' },
+    });
     const [row] = await api.deps.sql`select track_opens, track_clicks from domains where id = ${id}`;
     expect(row).to.deep.equal({ track_opens: true, track_clicks: false });
     ok(await resend.domains.verify(id));
@@ -608,6 +618,12 @@ describe('Resend SDK compatibility (docs/api/resend.md)', function () {
     );
     const [msg] = await api.deps.sql`select subject from emails where id = ${sent.id}`;
     expect(msg!.subject).to.equal('Hello Ann');
+    const copy = ok(await resend.templates.duplicate(id));
+    expect(ok(await resend.templates.get(copy.id))).to.include({
+      name: 'Welcome (copy)',
+      subject: 'Hello {{{NAME}}}',
+      html: '<p>Hello {{{NAME}}}</p>',
+    });
     ok(await resend.templates.remove(id));
   });
 
@@ -688,16 +704,37 @@ describe('Resend SDK compatibility (docs/api/resend.md)', function () {
     ok(await resend.suppressions.remove('gone@example.test'));
   });
 
-  it('webhooks: get, list, update, remove', async () => {
-    const created = await api.request('POST', '/webhooks', {
-      token: org.key.token,
-      body: { url: 'https://hooks.example.com/sdk', events: ['email.sent'] },
-    });
-    const id = created.json.id as string;
-    expect(ok(await resend.webhooks.get(id))).to.include({ id });
+  it('webhooks: create, get, list, update, rotateSigningSecret, remove', async () => {
+    const created = ok(
+      await resend.webhooks.create({ endpoint: 'https://hooks.example.com/sdk', events: ['email.sent'] }),
+    );
+    const id = created.id;
+    expect(created.signing_secret).to.be.a('string');
+    expect(ok(await resend.webhooks.get(id))).to.include({ id, endpoint: 'https://hooks.example.com/sdk' });
     expect(ok(await resend.webhooks.list()).data.map((w) => w.id)).to.include(id);
-    ok(await resend.webhooks.update(id, { events: ['email.sent', 'email.delivered'] }));
+    ok(await resend.webhooks.update(id, { endpoint: 'https://hooks.example.com/sdk2', events: ['email.delivered'] }));
+    const [row] = await api.deps.sql`select url, events from webhooks where id = ${id}`;
+    expect(row).to.deep.equal({ url: 'https://hooks.example.com/sdk2', events: ['email.delivered'] });
+    const rotated = ok(await resend.webhooks.rotateSigningSecret(id)) as unknown as { signing_secret: string };
+    expect(rotated.signing_secret).to.not.equal(created.signing_secret);
     ok(await resend.webhooks.remove(id));
+  });
+
+  it("apiKeys: create with Resend's permission names and domain_id, list, remove", async () => {
+    const domainId = org.domains['acme.test']!.id;
+    const sending = ok(await resend.apiKeys.create({ name: 'CI', permission: 'sending_access', domain_id: domainId }));
+    expect(sending.token).to.match(/^tern_live_/);
+    const full = ok(await resend.apiKeys.create({ name: 'Ops' }));
+    const rows = await api.deps
+      .sql`select id, permission, domain_ids from api_keys where id in ${api.deps.sql([sending.id, full.id])}`;
+    expect(Object.fromEntries(rows.map((r) => [r.id, [r.permission, r.domain_ids]]))).to.deep.equal({
+      [sending.id]: ['SEND', [domainId]],
+      [full.id]: ['FULL', []],
+    });
+    expect(ok(await resend.apiKeys.list()).data.map((k) => k.id)).to.include.members([sending.id, full.id]);
+    ok(await resend.apiKeys.remove(sending.id));
+    const me = await api.request('GET', '/keys/me', { token: sending.token });
+    expect(me.status).to.equal(401);
   });
 
   it('automations: list, get, remove; runs.list, runs.get', async () => {

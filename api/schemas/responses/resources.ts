@@ -36,6 +36,8 @@ const webhookFields: Record<string, Schema> = {
   object: constant('webhook'),
   id: str,
   url: str,
+  /** Resend's name for `url`. */
+  endpoint: str,
   events: arrayOf(oneOf(WEBHOOK_EVENT_TYPES)),
   description: strOrNull,
   status: oneOf(['enabled', 'disabled']),
