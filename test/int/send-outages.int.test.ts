@@ -152,6 +152,7 @@ describe('POST /emails through outages of its own Postgres and Redis', function 
     await new Promise((r) => setTimeout(r, 1000));
     const stillDown = Date.now();
     await pg.start();
+    const upAt = Date.now();
     await new Promise((r) => setTimeout(r, 2000));
     stopped = true;
     const answers = [...(await running), ...during];
@@ -164,10 +165,13 @@ describe('POST /emails through outages of its own Postgres and Redis', function 
     // The sends the stop cut were settled once Postgres was back, not answered 503. Whether one
     // was inside its INSERT at the instant of the stop is chance (concurrent sends share one short
     // statement); send-outcomes.int.test.ts cuts a statement on purpose, through a proxy.
+    // A 504 is the truth only when Postgres came back too late for the confirmation window (a
+    // restart on a machine a parallel run keeps busy): its answer then comes before the restart
+    // ends, or within one retry interval (2 s) of it.
     const spanning = answers.filter((a) => a.startedAt < down && a.endedAt > stillDown);
     expect(
-      spanning.filter((a) => a.status !== 200),
-      JSON.stringify(byStatus),
+      spanning.filter((a) => a.status !== 200 && !(a.status === 504 && a.endedAt < upAt + 3000)),
+      `${JSON.stringify(byStatus)}; Postgres down for ${upAt - down} ms, back at ${upAt}`,
     ).to.deep.equal([]);
   });
 
