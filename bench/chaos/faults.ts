@@ -9,6 +9,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export interface Fault {
   name: string;
   inject(s: ChaosStack, faultMs: number): Promise<number>;
+  /** Recovery must be under this many seconds (RECOVERY_TARGET_SECONDS if unset). */
+  recoverWithin?: number;
 }
 
 /** SIGKILL, a second of absence, then the process is started again (as a supervisor would). */
@@ -65,4 +67,19 @@ export const FAULTS: Fault[] = [
   },
   { name: 'webhook-500', inject: forAWhile((s, on) => (s.receiver.failing = on)) },
   { name: 'sink-421', inject: forAWhile((s, on) => (s.sink.refusing = on)) },
+  // The smarthost closes every connection quiet for 2 s (its idle timeout), for the fault's length.
+  {
+    name: 'smarthost-idle-close',
+    recoverWithin: 10,
+    inject: forAWhile((s, on) => (s.sink.idleCloseMs = on ? 2000 : 0)),
+  },
+  {
+    // The smarthost restarts under load: sessions closed (421), 2 s without a listener, back.
+    name: 'smarthost-restart',
+    recoverWithin: 10,
+    inject: async (s) => {
+      await s.sink.restart(2000);
+      return Date.now();
+    },
+  },
 ];

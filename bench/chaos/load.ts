@@ -1,13 +1,16 @@
 // The steady load of the fault suite: one message a tick, alternating `POST /emails` and the SMTP
 // relay, each to its own recipient and with its own send key in an `X-Chaos-Send` header (the
-// sink records it, so any send can be looked for at the sink, answered or not). Every send ends
-// in one of four outcomes:
+// sink records it, so any send can be looked for at the sink, answered or not), and every two
+// seconds a broadcast to 10 contacts of its own (bench/chaos/broadcast.ts; each recipient counts
+// as a send). Every send ends in one of four outcomes:
 //   accepted       Tern answered success (202 / 250): it must be delivered once
 //   refused        Tern answered a refusal (4xx/5xx, SMTP 4xx/5xx): by contract not stored
 //   not connected  the connection itself was refused (the process was down): never reached Tern
 //   unconfirmed    no answer (the process died or hung mid-request): may or may not be stored
 // Nothing is retried, so nothing is sent twice by the load.
 import nodemailer, { type Transporter } from 'nodemailer';
+import type postgres from 'postgres';
+import { BROADCAST_EVERY_TICKS, sendBroadcast } from './broadcast.js';
 import { SEND_KEY_HEADER } from './sink.js';
 import type { ChaosStack } from './stack.js';
 
@@ -45,10 +48,12 @@ export class Load {
   private readonly inFlight = new Set<Promise<void>>();
   private readonly relay: Transporter;
   private readonly run = Date.now().toString(36);
+  private ticks = 0;
 
   constructor(
     private readonly stack: ChaosStack,
     private readonly perSecond: number,
+    private readonly sql: postgres.Sql,
   ) {
     this.relay = nodemailer.createTransport({
       host: '127.0.0.1',
@@ -85,6 +90,7 @@ export class Load {
       this.skipped++;
       return;
     }
+    if (++this.ticks % BROADCAST_EVERY_TICKS === 0) this.broadcast();
     const n = this.sends.length + 1;
     const send: Send = {
       key: `${this.run}-${n}`,
@@ -98,6 +104,22 @@ export class Load {
       .then((outcome) => {
         send.outcome = outcome;
         send.answeredAt = Date.now();
+      })
+      .finally(() => this.inFlight.delete(p));
+    this.inFlight.add(p);
+  }
+
+  /** One broadcast; its recipients become sends once its send request is answered. */
+  private broadcast(): void {
+    const phase = this.phase;
+    const startedAt = Date.now();
+    const p = sendBroadcast(this.stack, this.sql, `${this.run}-${this.ticks}`)
+      .then((r) => {
+        if (r.error) this.count(r.error);
+        if (!r.outcome) return;
+        for (const key of r.recipients) {
+          this.sends.push({ key, phase, startedAt, outcome: r.outcome, answeredAt: Date.now() });
+        }
       })
       .finally(() => this.inFlight.delete(p));
     this.inFlight.add(p);

@@ -7,10 +7,12 @@
 // and, when the run itself is killed, by a reaper process. Exits 1 when a target is missed.
 //   --rate N            sends per second (default 20)
 //   --phase-seconds N   load per fault (default 20)
-//   --fault-seconds N   how long the webhook receiver answers 500 and the sink 421 (default 60)
+//   --fault-seconds N   how long the webhook receiver answers 500, the sink 421, and the sink
+//                       closes idle connections (default 60)
 //   --quiet-timeout N   longest wait for quiet after a fault (default 240)
 //   --faults a,b        a subset of: worker-kill, web-kill, redis-restart, redis-flush,
-//                       postgres-restart, webhook-500, sink-421
+//                       postgres-restart, webhook-500, sink-421, smarthost-idle-close,
+//                       smarthost-restart
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -86,7 +88,7 @@ async function runPhases(o: Options, stack: ChaosStack, load: Load, sql: postgre
     await load.stop();
     const x = await waitForQuiet(() => snapshot(stack, load, sql, phases, i), o.quietMs);
     console.log(tableRow(cells(fault.name, x, quietSeconds)));
-    failures.push(...missed(fault.name, x, true));
+    failures.push(...missed(fault.name, x, true, fault.recoverWithin));
     notes.push(`${fault.name}: last to arrive after the repair: ${x.slowest}`);
   }
   const all = await waitForQuiet(() => snapshot(stack, load, sql, phases, null), 10_000);
@@ -107,7 +109,7 @@ async function main(cleanup: Cleanup, dir: string): Promise<number> {
   const stack = await startStack({ dir, deliveryRetry: retry, webhookRetry: retry }, cleanup);
   console.log(`chaos: private install up (logs in ${dir})`);
   const sql = postgres(stack.databaseUrl, { max: 2, onnotice: () => {}, connect_timeout: 3 });
-  const load = new Load(stack, o.rate);
+  const load = new Load(stack, o.rate, sql);
   cleanup.add('load and check connection', async () => {
     await load.stop();
     load.close();

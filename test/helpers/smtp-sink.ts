@@ -1,6 +1,8 @@
 // A scriptable receiving SMTP server (the MX or smarthost of delivery tests) and a local DNS
-// server answering MX/A records, both on loopback.
-import type { AddressInfo } from 'node:net';
+// server answering MX/A records, both on loopback. The sink can close its connections on command,
+// as a receiving server does at its idle timeout (421, then the close) or when it restarts or
+// crashes (a reset), and can drop the connection in the middle of a DATA.
+import type { AddressInfo, Socket } from 'node:net';
 import { SMTPServer, type SMTPServerOptions } from 'smtp-server';
 import dns2 from 'dns2';
 import { track } from './resources.js';
@@ -26,11 +28,37 @@ export interface Sink {
   stall: Promise<void> | null;
   /** DATA transfers completed (answered or not). */
   dataEnded: number;
+  /** When true, the connection of the next DATA is reset once its message is in, before the reply. */
+  dropOnData: boolean;
+  /** The connections open now, by the client's port. */
+  connections: Map<number, Socket>;
+  /**
+   * Closes the connections whose client port `which` accepts (all by default): `timeout` says
+   * 421 4.4.2 first and ends the connection (an idle timeout), `reset` destroys it (a crash).
+   */
+  closeConnections(how: 'timeout' | 'reset', which?: (clientPort: number) => boolean): void;
   close(): Promise<void>;
 }
 
 export async function startSink(script: Script = () => null, extra: Partial<SMTPServerOptions> = {}): Promise<Sink> {
-  const sink: Sink = { port: 0, received: [], attempts: new Map(), stall: null, dataEnded: 0, close: async () => {} };
+  const sink: Sink = {
+    port: 0,
+    received: [],
+    attempts: new Map(),
+    stall: null,
+    dataEnded: 0,
+    dropOnData: false,
+    connections: new Map(),
+    closeConnections(how, which = () => true) {
+      for (const [port, socket] of sink.connections) {
+        if (!which(port)) continue;
+        if (how === 'reset') socket.destroy();
+        else socket.end('421 4.4.2 Idle timeout, closing connection\r\n');
+        sink.connections.delete(port);
+      }
+    },
+    close: async () => {},
+  };
   const server = new SMTPServer({
     authOptional: true,
     disabledCommands: ['AUTH'],
@@ -48,6 +76,10 @@ export async function startSink(script: Script = () => null, extra: Partial<SMTP
       stream.on('data', (c: Buffer) => chunks.push(c));
       stream.on('end', () => {
         sink.dataEnded++;
+        if (sink.dropOnData) {
+          sink.dropOnData = false;
+          return sink.closeConnections('reset', (port) => port === session.remotePort);
+        }
         const finish = () => {
           sink.received.push({
             mailFrom: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
@@ -64,6 +96,13 @@ export async function startSink(script: Script = () => null, extra: Partial<SMTP
       });
     },
     ...extra,
+  });
+  server.server.on('connection', (socket: Socket) => {
+    const port = socket.remotePort!;
+    sink.connections.set(port, socket);
+    socket.once('close', () => {
+      if (sink.connections.get(port) === socket) sink.connections.delete(port);
+    });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   sink.port = (server.server.address() as AddressInfo).port;

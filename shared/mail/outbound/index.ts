@@ -5,7 +5,7 @@
 // address (bound as the local address, its own EHLO name), on connections of that address only.
 import { isIP } from 'node:net';
 import type { Config } from '../../config.js';
-import { ConnectionPool, settle, type PooledConnection } from './pool.js';
+import { ConnectionPool, isClosed, settle, type PooledConnection } from './pool.js';
 import { connectionFailure, fromError, fromReply, parseReply } from './reply.js';
 import { Router } from './route.js';
 import type { SmarthostWatch } from './smarthost-watch.js';
@@ -143,7 +143,7 @@ export class Outbound {
     for (let i = 0; i < messages.length; i++) {
       const m = messages[i]!;
       if (before && !(await before(m))) continue;
-      if (pc.closed) return { sent: i, broken: true, dirty };
+      if (isClosed(pc)) return { sent: i, broken: true, dirty };
       try {
         if (dirty) await settle<boolean>(pc, (cb) => pc.conn.reset((err, ok) => cb(err ?? null, ok)));
         dirty = false;
@@ -158,7 +158,7 @@ export class Outbound {
         // No reply means the connection failed mid-transaction: this message is deferred (it
         // may or may not have arrived; a retry errs towards a duplicate over a loss, RFC 5321 §6.1).
         after(m, result);
-        if (!result.reply || pc.closed) return { sent: i + 1, broken: true, dirty: true };
+        if (!result.reply || isClosed(pc)) return { sent: i + 1, broken: true, dirty: true };
         dirty = true;
       }
     }

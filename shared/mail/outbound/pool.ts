@@ -7,6 +7,13 @@
 // holds per host and source. Transactional mail waiting for a connection to a busy host is served
 // before broadcast mail waiting for the same host (`urgent`), so a password reset to Gmail waits
 // for one message's transaction, not behind every newsletter queued for Gmail's connections.
+//
+// Each connection is a small state machine, and a host's slots are its live connections:
+//   connecting → busy ⇄ idle → closed   (closed from any state; final)
+// `open` is the count of connections not closed (= busy + idle, a connection still connecting
+// counts as busy), so a slot comes back exactly when its connection closes, whoever closes it:
+// the caller releasing it broken, the idle timer, or the server (idle-timeout, restart, an error
+// mid-transaction). An idle connection the server closes leaves the idle list at once.
 import { isIP } from 'node:net';
 import SMTPConnection from 'nodemailer/lib/smtp-connection';
 import type { Source, Target } from './types.js';
@@ -15,20 +22,38 @@ const IDLE_MS = 30_000;
 /** Longest wait for a free connection to a host before the message is deferred instead. */
 export const ACQUIRE_TIMEOUT_MS = 60_000;
 
+export type ConnectionState = 'connecting' | 'busy' | 'idle' | 'closed';
+
 export interface PooledConnection {
   conn: SMTPConnection;
   key: string;
-  closed: boolean;
+  state: ConnectionState;
   /** Handed out again from the idle list (not connected for this acquire). */
   reused: boolean;
+  /** While idle: when it became idle (the most recent is reused first) and its idle timer. */
+  idleSince: number;
+  idleTimer: NodeJS.Timeout | null;
 }
 
+/** Closed by anyone (the server, an error, the pool): read afresh each time, the state moves on its own. */
+export function isClosed(pc: PooledConnection): boolean {
+  return pc.state === 'closed';
+}
+
+/** A host's (and source's) connections: every one not closed holds one of its slots. */
 interface HostState {
-  open: number;
-  idle: { pc: PooledConnection; timer: NodeJS.Timeout }[];
+  live: Set<PooledConnection>;
   /** Waiting for a slot: urgent (transactional) ones are woken first, each class in order. */
   urgent: (() => void)[];
   waiters: (() => void)[];
+}
+
+/** A host's slots as counted by the pool (`open` = `busy` + `idle`), and the acquires waiting. */
+export interface PoolCounts {
+  open: number;
+  busy: number;
+  idle: number;
+  waiting: number;
 }
 
 function keyOf(t: Target, source: Source | null): string {
@@ -67,6 +92,15 @@ function wakeOne(s: HostState): void {
   (s.urgent.shift() ?? s.waiters.shift())?.();
 }
 
+/** The connection idle for the shortest time (a warm one is reused first), if any. */
+function newestIdle(s: HostState): PooledConnection | null {
+  let found: PooledConnection | null = null;
+  for (const pc of s.live) {
+    if (pc.state === 'idle' && (!found || pc.idleSince >= found.idleSince)) found = pc;
+  }
+  return found;
+}
+
 export class ConnectionPool {
   private hosts = new Map<string, HostState>();
   private closing = false;
@@ -79,8 +113,17 @@ export class ConnectionPool {
 
   private state(key: string): HostState {
     let s = this.hosts.get(key);
-    if (!s) this.hosts.set(key, (s = { open: 0, idle: [], urgent: [], waiters: [] }));
+    if (!s) this.hosts.set(key, (s = { live: new Set(), urgent: [], waiters: [] }));
     return s;
+  }
+
+  /** The slots of the connections to `target` from `source`. */
+  counts(target: Target, source: Source | null = null): PoolCounts {
+    const s = this.hosts.get(keyOf(target, source));
+    if (!s) return { open: 0, busy: 0, idle: 0, waiting: 0 };
+    let idle = 0;
+    for (const pc of s.live) if (pc.state === 'idle') idle++;
+    return { open: s.live.size, busy: s.live.size - idle, idle, waiting: s.urgent.length + s.waiters.length };
   }
 
   /**
@@ -93,27 +136,30 @@ export class ConnectionPool {
     const deadline = Date.now() + this.acquireTimeoutMs;
     let woken = false;
     for (;;) {
-      const idle = s.idle.pop();
+      const idle = newestIdle(s);
       if (idle) {
-        clearTimeout(idle.timer);
-        if (!idle.pc.closed) {
-          idle.pc.reused = true;
-          return idle.pc;
-        }
-        continue;
+        clearTimeout(idle.idleTimer!);
+        idle.idleTimer = null;
+        idle.state = 'busy';
+        idle.reused = true;
+        return idle;
       }
-      if (s.open < this.perHost) break;
+      if (s.live.size < this.perHost) break;
       // Woken but the slot went to another: back to the front of its class, not the end.
       await this.waitForSlot(s, key, deadline, urgent, woken);
       woken = true;
     }
-    s.open++;
+    const pc = this.open(target, key, source, s);
     try {
-      return await this.connect(target, key, source);
+      await this.connect(pc, target);
     } catch (err) {
-      this.forget(s);
+      this.retire(pc, s);
       throw err;
     }
+    // The server may have closed it between its last reply and now.
+    if (isClosed(pc)) throw Object.assign(new Error('Connection closed unexpectedly'), { code: 'ECONNECTION' });
+    pc.state = 'busy';
+    return pc;
   }
 
   /**
@@ -143,7 +189,8 @@ export class ConnectionPool {
     });
   }
 
-  private async connect(target: Target, key: string, source: Source | null): Promise<PooledConnection> {
+  /** Takes a slot for a new connection (not connected yet). */
+  private open(target: Target, key: string, source: Source | null, s: HostState): PooledConnection {
     const conn = new SMTPConnection({
       host: target.host,
       ...(source ? { localAddress: source.localAddress } : {}),
@@ -160,22 +207,37 @@ export class ConnectionPool {
       socketTimeout: 5 * 60_000,
       allowInternalNetworkInterfaces: true,
     });
-    const pc: PooledConnection = { conn, key, closed: false, reused: false };
-    // A listener for the whole life of the connection: an unhandled 'error' would crash the worker.
-    conn.on('error', () => (pc.closed = true));
-    conn.on('end', () => (pc.closed = true));
-    try {
-      await settle<void>(pc, (cb) => conn.connect((err?: Error | null) => cb(err ?? null)));
-      if (target.auth) {
-        const auth = target.auth;
-        await settle<boolean>(pc, (cb) => conn.login({ credentials: auth }, (err, ok) => cb(err ?? null, ok)));
-      }
-    } catch (err) {
-      pc.closed = true;
-      conn.close();
-      throw err;
-    }
+    const pc: PooledConnection = { conn, key, state: 'connecting', reused: false, idleSince: 0, idleTimer: null };
+    s.live.add(pc);
+    // For the whole life of the connection: an unhandled 'error' would crash the worker, and a
+    // connection that ends, in whatever state, gives its slot back now.
+    conn.on('error', () => this.retire(pc, s));
+    conn.on('end', () => this.retire(pc, s));
     return pc;
+  }
+
+  private async connect(pc: PooledConnection, target: Target): Promise<void> {
+    const { conn } = pc;
+    await settle<void>(pc, (cb) => conn.connect((err?: Error | null) => cb(err ?? null)));
+    if (target.auth) {
+      const auth = target.auth;
+      await settle<boolean>(pc, (cb) => conn.login({ credentials: auth }, (err, ok) => cb(err ?? null, ok)));
+    }
+  }
+
+  /**
+   * The one way out of every state: the connection is closed (QUIT when `polite` and it still
+   * works) and its slot goes to the next waiter. Runs once per connection.
+   */
+  private retire(pc: PooledConnection, s: HostState, polite = false): void {
+    if (pc.state === 'closed') return;
+    pc.state = 'closed';
+    if (pc.idleTimer) clearTimeout(pc.idleTimer);
+    pc.idleTimer = null;
+    s.live.delete(pc);
+    if (polite) pc.conn.quit();
+    else pc.conn.close();
+    wakeOne(s);
   }
 
   /**
@@ -185,44 +247,30 @@ export class ConnectionPool {
    */
   async release(pc: PooledConnection, reusable: boolean, dirty = true): Promise<void> {
     const s = this.state(pc.key);
-    if (dirty && reusable && !pc.closed && !this.closing) {
+    if (pc.state !== 'busy') return; // closed meanwhile: its slot is already back
+    if (dirty && reusable && !this.closing) {
       try {
         await settle<boolean>(pc, (cb) => pc.conn.reset((err, ok) => cb(err ?? null, ok)));
       } catch {
         reusable = false;
       }
     }
-    if (!reusable || pc.closed || this.closing) {
-      pc.closed = true;
-      pc.conn.quit();
-      this.forget(s);
+    if (pc.state !== 'busy') return;
+    if (!reusable || this.closing) {
+      this.retire(pc, s, true);
       return;
     }
-    const timer = setTimeout(() => {
-      s.idle = s.idle.filter((i) => i.pc !== pc);
-      pc.closed = true;
-      pc.conn.quit();
-      this.forget(s);
-    }, IDLE_MS);
-    timer.unref();
-    s.idle.push({ pc, timer });
-    wakeOne(s);
-  }
-
-  private forget(s: HostState): void {
-    s.open--;
+    pc.state = 'idle';
+    pc.idleSince = performance.now();
+    pc.idleTimer = setTimeout(() => this.retire(pc, s, true), IDLE_MS);
+    pc.idleTimer.unref();
     wakeOne(s);
   }
 
   close(): void {
     this.closing = true;
     for (const s of this.hosts.values()) {
-      for (const { pc, timer } of s.idle) {
-        clearTimeout(timer);
-        pc.closed = true;
-        pc.conn.quit();
-      }
-      s.idle = [];
+      for (const pc of [...s.live]) if (pc.state === 'idle') this.retire(pc, s, true);
     }
   }
 }
