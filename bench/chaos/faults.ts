@@ -2,6 +2,8 @@
 // and resolves with the moment of the repair (the process started again, the service back, the
 // receiver answering again): recovery is measured from there.
 import { Redis } from 'ioredis';
+import type postgres from 'postgres';
+import { INBOUND_FAULTS } from './inbound-faults.js';
 import type { ChaosStack } from './stack.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -9,6 +11,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export interface Fault {
   name: string;
   inject(s: ChaosStack, faultMs: number): Promise<number>;
+  /** After the phase's quiet: the fault's own findings (notes under the table) and missed targets. */
+  check?(s: ChaosStack, sql: postgres.Sql): Promise<{ notes: string[]; missed: string[] }>;
 }
 
 /** SIGKILL, a second of absence, then the process is started again (as a supervisor would). */
@@ -65,4 +69,5 @@ export const FAULTS: Fault[] = [
   },
   { name: 'webhook-500', inject: forAWhile((s, on) => (s.receiver.failing = on)) },
   { name: 'sink-421', inject: forAWhile((s, on) => (s.sink.refusing = on)) },
+  ...INBOUND_FAULTS,
 ];

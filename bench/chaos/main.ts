@@ -10,7 +10,7 @@
 //   --fault-seconds N   how long the webhook receiver answers 500 and the sink 421 (default 60)
 //   --quiet-timeout N   longest wait for quiet after a fault (default 240)
 //   --faults a,b        a subset of: worker-kill, web-kill, redis-restart, redis-flush,
-//                       postgres-restart, webhook-500, sink-421
+//                       postgres-restart, webhook-500, sink-421, inbound-bomb, dmarc-flood
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -88,6 +88,9 @@ async function runPhases(o: Options, stack: ChaosStack, load: Load, sql: postgre
     console.log(tableRow(cells(fault.name, x, quietSeconds)));
     failures.push(...missed(fault.name, x, true));
     notes.push(`${fault.name}: last to arrive after the repair: ${x.slowest}`);
+    const own = await fault.check?.(stack, sql);
+    notes.push(...(own?.notes ?? []));
+    failures.push(...(own?.missed ?? []));
   }
   const all = await waitForQuiet(() => snapshot(stack, load, sql, phases, null), 10_000);
   console.log(tableRow(cells('whole run', all, quietSeconds, '')));

@@ -6,7 +6,7 @@
 // notice instead of hanging.
 import { expect } from 'chai';
 import { ConsoleClient } from '../helpers/console.js';
-import { partsBomb } from '../helpers/mime-bombs.js';
+import { partsBomb } from '../../bench/lib/inbound-mail.js';
 import { queuedId, smtpSession, startMxWithWorker } from '../helpers/mx.js';
 import { startRelay, type TestRelay } from '../helpers/relay.js';
 import { seedOrg, type SeededOrg } from '../helpers/seed.js';

@@ -4,7 +4,7 @@
 import { expect } from 'chai';
 import { ParseThreads, type ParseLimits } from '../../shared/mail/bounded-parse.js';
 import { mimeShape } from '../../shared/mail/mime-shape.js';
-import { partsBomb } from '../helpers/mime-bombs.js';
+import { partsBomb } from '../../bench/lib/inbound-mail.js';
 
 const LIMITS: ParseLimits = {
   maxBytes: 64 * 1024 * 1024,
@@ -41,6 +41,8 @@ describe('MIME shape', () => {
       limit: 'parts',
       reason: 'more than 500 MIME parts',
     });
+    // With a line budget the count gives up (null) rather than read on.
+    expect(mimeShape(Buffer.from(partsBomb('x@reply.acme.test', 501)), LIMITS, 100)).to.equal(null);
     let deep = text('core');
     for (let i = 0; i < 51; i++) deep = multipart(`d${i}`, deep);
     expect(mimeShape(message(deep), LIMITS)).to.include({ ok: false, limit: 'depth' });
