@@ -2,6 +2,8 @@
 // and resolves with the moment of the repair (the process started again, the service back, the
 // receiver answering again): recovery is measured from there.
 import { Redis } from 'ioredis';
+import type postgres from 'postgres';
+import { INBOUND_FAULTS } from './inbound-faults.js';
 import type { ChaosStack } from './stack.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -11,6 +13,8 @@ export interface Fault {
   inject(s: ChaosStack, faultMs: number): Promise<number>;
   /** Recovery must be under this many seconds (RECOVERY_TARGET_SECONDS if unset). */
   recoverWithin?: number;
+  /** After the phase's quiet: the fault's own findings (notes under the table) and missed targets. */
+  check?(s: ChaosStack, sql: postgres.Sql): Promise<{ notes: string[]; missed: string[] }>;
 }
 
 /** SIGKILL, a second of absence, then the process is started again (as a supervisor would). */
@@ -82,4 +86,5 @@ export const FAULTS: Fault[] = [
       return Date.now();
     },
   },
+  ...INBOUND_FAULTS,
 ];

@@ -12,7 +12,7 @@
 //   --quiet-timeout N   longest wait for quiet after a fault (default 240)
 //   --faults a,b        a subset of: worker-kill, web-kill, redis-restart, redis-flush,
 //                       postgres-restart, webhook-500, sink-421, smarthost-idle-close,
-//                       smarthost-restart
+//                       smarthost-restart, inbound-bomb, dmarc-flood
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -90,6 +90,9 @@ async function runPhases(o: Options, stack: ChaosStack, load: Load, sql: postgre
     console.log(tableRow(cells(fault.name, x, quietSeconds)));
     failures.push(...missed(fault.name, x, true, fault.recoverWithin));
     notes.push(`${fault.name}: last to arrive after the repair: ${x.slowest}`);
+    const own = await fault.check?.(stack, sql);
+    notes.push(...(own?.notes ?? []));
+    failures.push(...(own?.missed ?? []));
   }
   const all = await waitForQuiet(() => snapshot(stack, load, sql, phases, null), 10_000);
   console.log(tableRow(cells('whole run', all, quietSeconds, '')));

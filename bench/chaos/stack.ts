@@ -38,6 +38,7 @@ export interface ChaosStack {
   receiver: WebhookReceiver;
   apiUrl: string;
   relayPort: number;
+  mxPort: number;
   databaseUrl: string;
   env: Record<string, string>;
   /** Exits no one asked for (a process that died on its own), by process. */
@@ -205,6 +206,7 @@ export async function startStack(opts: StackOptions, cleanup: Cleanup): Promise<
     receiver,
     apiUrl,
     relayPort,
+    mxPort,
     databaseUrl,
     env,
     unexpectedExits,

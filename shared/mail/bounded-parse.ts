@@ -2,7 +2,7 @@
 // (shared/mail/parse-thread.ts) with a memory limit (resourceLimits), one message at a time per
 // thread; a parse that passes the time limit ends its thread, a thread that runs out of memory
 // ends by itself, and a message that is too large, has too many parts or nests too deeply is
-// refused before it is parsed. Whatever a message does, the caller gets an outcome: parsed, over
+// refused before it is parsed (shared/mail/mime-shape.ts, one pass that skips bodies). Whatever a message does, the caller gets an outcome: parsed, over
 // a limit (the message is kept raw and marked, never parsed again), or failed (the parser refused
 // it). Threads are started as work comes and end after a minute idle.
 import type { Worker } from 'node:worker_threads';
@@ -10,7 +10,7 @@ import type { ParsedMail } from 'mailparser';
 import type { Config } from '../config.js';
 import { newThread } from '../thread.js';
 import type { ReadResult } from './dmarc-report.js';
-import type { ShapeLimits } from './mime-shape.js';
+import { mimeShape, type ShapeLimits } from './mime-shape.js';
 
 export interface ParseLimits extends ShapeLimits {
   /** Largest message parsed, in bytes. */
@@ -43,6 +43,12 @@ export type FromParseThread =
   | { type: 'failed'; reason: string };
 
 export type ParseOutcome = Exclude<FromParseThread, { type: 'ready' }>;
+
+/**
+ * Lines the caller's thread reads of a message's structure before handing it on (a few ms); the
+ * parse thread counts the rest of a message that needs more.
+ */
+const PARENT_SHAPE_LINES = 20_000;
 
 /** A thread idle this long ends (the next message starts another). */
 const IDLE_MS = 60_000;
@@ -92,6 +98,9 @@ export class ParseThreads {
   private async run(kind: ToParseThread['kind'], raw: Buffer): Promise<ParseOutcome> {
     const { maxBytes, maxParts, maxDepth, timeoutMs } = this.limits;
     if (raw.length > maxBytes) return { type: 'over', limit: 'size', reason: `larger than ${maxBytes} bytes` };
+    // Counted here first, a few ms at most: a message of thousands of parts takes no thread.
+    const shape = mimeShape(raw, { maxParts, maxDepth }, PARENT_SHAPE_LINES);
+    if (shape && !shape.ok) return { type: 'over', limit: shape.limit, reason: shape.reason };
     const slot = await this.take();
     if (!(await slot.ready)) return { type: 'failed', reason: 'the parse thread did not start' };
     return await new Promise<ParseOutcome>((resolve) => {

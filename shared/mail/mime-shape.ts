@@ -18,6 +18,11 @@ interface Open {
   depth: number;
 }
 
+const LF = 0x0a;
+const DASH = 0x2d;
+/** A line is read up to this many bytes (a boundary is at most 70, a header line that matters short). */
+const MAX_LINE = 1000;
+
 const BOUNDARY = /boundary\s*=\s*(?:"([^"]{1,200})"|([^\s;"]{1,200}))/i;
 
 /**
@@ -35,19 +40,33 @@ function opens(header: string[]): { boundary: string } | 'message' | null {
   return m ? { boundary: (m[1] ?? m[2]!).trim() } : null;
 }
 
-/** Counts parts and nesting; stops at the first limit passed. */
-export function mimeShape(raw: Buffer, limits: ShapeLimits): Shape {
-  const text = raw.toString('latin1');
+/**
+ * Counts parts and nesting; stops at the first limit passed. With `maxLines`, gives up (null)
+ * after reading that many lines: a caller on a busy event loop bounds its own cost that way.
+ */
+export function mimeShape(raw: Buffer, limits: ShapeLimits, maxLines = Infinity): Shape | null {
+  let lines = 0;
   const open: Open[] = [];
   let header: string[] | null = [];
   let depth = 0;
   let parts = 0;
   let deepest = 0;
   let start = 0;
-  while (start < text.length) {
-    let end = text.indexOf('\n', start);
-    if (end === -1) end = text.length;
-    const line = text.slice(start, end).replace(/\r$/, '');
+  while (start < raw.length) {
+    if (!header) {
+      // In a body only a line starting with "--" can be a delimiter: skip to the next such line
+      // (outside every multipart nothing more can be counted).
+      if (open.length === 0) break;
+      if (raw[start] !== DASH || raw[start + 1] !== DASH) {
+        const next = raw.indexOf('\n--', start, 'latin1');
+        if (next === -1) break;
+        start = next + 1;
+      }
+    }
+    if (++lines > maxLines) return null;
+    let end = raw.indexOf(LF, start);
+    if (end === -1) end = raw.length;
+    const line = raw.toString('latin1', start, Math.min(end, start + MAX_LINE)).replace(/\r$/, '');
     start = end + 1;
     if (header) {
       if (line !== '') {
@@ -69,7 +88,6 @@ export function mimeShape(raw: Buffer, limits: ShapeLimits): Shape {
       }
       continue;
     }
-    if (!line.startsWith('--') || open.length === 0) continue;
     const at = open.findLastIndex((o) => line.startsWith(o.delimiter));
     if (at === -1) continue;
     const o = open[at]!;

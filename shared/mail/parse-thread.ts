@@ -1,8 +1,8 @@
 // Entry of a parse thread (shared/mail/bounded-parse.ts starts it): parses the messages it is
-// handed, one at a time, under the thread's memory limit; the parent ends the thread when a parse
-// takes too long. A message is measured first (shared/mail/mime-shape.ts) and refused when it has
-// too many parts or nests too deeply; only then does mailparser read it. A DMARC report task also
-// unpacks and reads the report attachment here, off the worker's event loop.
+// handed, one at a time, under the thread's memory limit: their parts and nesting counted to the
+// end first (the parent counts only a message's first lines), then mailparser. The parent ends
+// the thread when a parse takes too long. A DMARC report task also unpacks and reads the report
+// attachment here, off the worker's event loop.
 import { parentPort } from 'node:worker_threads';
 import { simpleParser, type ParsedMail, type SimpleParserOptions } from 'mailparser';
 import { readDmarcReport, reportPart } from './dmarc-report.js';
@@ -24,7 +24,7 @@ function plain(mail: ParsedMail): ParsedMail {
 async function run(task: ToParseThread): Promise<FromParseThread> {
   const raw = Buffer.from(task.raw.buffer, task.raw.byteOffset, task.raw.byteLength);
   const shape = mimeShape(raw, task.limits);
-  if (!shape.ok) return { type: 'over', limit: shape.limit, reason: shape.reason };
+  if (shape && !shape.ok) return { type: 'over', limit: shape.limit, reason: shape.reason };
   let mail: ParsedMail;
   try {
     // keepDeliveryStatus: the delivery-status part stays an attachment instead of body text.

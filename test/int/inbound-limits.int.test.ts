@@ -6,22 +6,12 @@
 // notice instead of hanging.
 import { expect } from 'chai';
 import { ConsoleClient } from '../helpers/console.js';
+import { partsBomb } from '../../bench/lib/inbound-mail.js';
 import { queuedId, smtpSession, startMxWithWorker } from '../helpers/mx.js';
 import { startRelay, type TestRelay } from '../helpers/relay.js';
 import { seedOrg, type SeededOrg } from '../helpers/seed.js';
 import { startApi, type TestApi } from '../helpers/stack.js';
 import { waitFor } from '../helpers/wait.js';
-
-/** A multipart of `parts` small text attachments: about 200 bytes a part. */
-export function partsBomb(to: string, parts: number): string {
-  const head = `From: Someone <someone@example.net>\r\nTo: ${to}\r\nSubject: many parts\r\nMIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary="b"\r\n\r\n`;
-  const body = Array.from(
-    { length: parts },
-    (_, i) =>
-      `--b\r\nContent-Type: text/plain; name="a${i}.txt"\r\nContent-Disposition: attachment; filename="a${i}.txt"\r\n\r\n${'y'.repeat(100)}\r\n`,
-  );
-  return `${head}${body.join('')}--b--\r\n`;
-}
 
 /** `depth` multiparts each inside the previous one. */
 function nestingBomb(to: string, depth: number): string {
