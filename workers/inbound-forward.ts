@@ -2,8 +2,9 @@
 // Tern's own delivery, as one email (`source` and `kind` "forward", tagged with its inbound id) to
 // the routes' forward_to addresses. The bytes are the message as received with a Received and an
 // X-Tern-Forwarded field on top (the domain's DKIM signature is added at delivery, as for relay
-// messages); the envelope sender is the SRS address of the original sender on bounces.<domain>, so
-// SPF holds at the destination and a bounce comes back to this MX. A message that already carries
+// messages); the envelope sender is the SRS address of the original sender on bounces.<domain>
+// (SRS1 when the sender is already an SRS address: shared/mail/srs.ts), so SPF holds at the
+// destination and a bounce comes back to this MX. A message that already carries
 // MAX_FORWARD_HOPS X-Tern-Forwarded fields is looping between forwards and is not sent again, and
 // a null-sender message (a bounce, an auto-reply) is never forwarded.
 import type { ParsedMail } from 'mailparser';
@@ -77,9 +78,14 @@ export async function createForward(
     return { emailId: null, error: `not forwarded: already forwarded ${hops(mail)} times (a forwarding loop)` };
   }
   const sender = originalSender(row, fields);
-  const parsedSender = sender ? parseAddress(sender) : null;
-  if (!parsedSender?.ok) {
-    return { emailId: null, error: 'not forwarded: a message with a null sender (a bounce or auto-reply)' };
+  if (!sender) return { emailId: null, error: 'not forwarded: a message with a null sender (a bounce or auto-reply)' };
+  const parsedSender = parseAddress(sender);
+  if (!parsedSender.ok) {
+    deps.logger.warn(
+      { event: 'INBOUND_FORWARD_BAD_SENDER', inboundId: row.id },
+      'sender not an address: not forwarded',
+    );
+    return { emailId: null, error: `not forwarded: the envelope sender ${parsedSender.reason}`.slice(0, 300) };
   }
   const domain = { id: rcpts[0]!.domainId, name: rcpts[0]!.domainName };
   const targets = [...new Set(rcpts.map((r) => r.route!.forward_to!))];

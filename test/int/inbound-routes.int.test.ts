@@ -9,6 +9,7 @@ import { newId } from '../../shared/ids.js';
 import { parseSrsAddress } from '../../shared/mail/srs.js';
 import { parseLimits, ParseThreads } from '../../shared/mail/bounded-parse.js';
 import { processInbound } from '../../workers/inbound.js';
+import { MAX_FORWARD_HOPS } from '../../workers/inbound-forward.js';
 import { MX_HOST, startE2e, type E2eStack } from '../helpers/e2e-stack.js';
 import { fixture } from '../helpers/inbound-fixtures.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
@@ -231,6 +232,95 @@ describe('inbound routes: webhook, forward, reject (MX → worker → API, deliv
       select id from emails where org_id = ${s.org.organization.id}
         and tags @> ${s.api.deps.sql.json([{ name: 'inbound_id', value: id }])}`;
     expect(copies.map((c) => c.id)).to.deep.equal([row!.forward_email_id]);
+  });
+
+  describe('forwards of forwards', () => {
+    before(async () => {
+      for (const name of ['beta.test', 'gamma.test', 'delta.test']) {
+        const { id } = await s.addDomain(name);
+        const routes = [
+          { match: `hop@${name}`, action: 'forward', forward_to: `after-${name.split('.')[0]}@dest.test` },
+          { match: `loop@${name}`, action: 'forward', forward_to: 'loop@dest.test' },
+        ];
+        await s.admin('PATCH', `/domains/${id}`, { inbound: { enabled: true, routes } }, 200);
+      }
+    });
+
+    /** The copy the destination received for `rcpt` carrying `marker`. */
+    const copyFor = (rcpt: string, marker: string, nth = 0) =>
+      waitFor(`the copy for ${rcpt}`, async () => {
+        const copies = s.sink.received.filter((m) => m.rcptTo.includes(rcpt) && m.raw.includes(marker));
+        return copies[nth];
+      });
+
+    /** The destination hands the copy to the next forwarder: Tern's MX, for `rcpt`. */
+    async function passOn(copy: { mailFrom: string; raw: Buffer | string }, rcpt: string) {
+      const reply = await s.mailToMx(copy.mailFrom, rcpt, copy.raw.toString());
+      expect(reply.code, reply.text).to.equal(250);
+      return await processed(/queued as (inb_[0-9A-Z]+)/.exec(reply.text)![1]!);
+    }
+
+    it('forwards through three hops with SRS1 senders of bounded length, and takes a bounce at the last', async () => {
+      await send({ to: 'hop@beta.test', subject: 'Three hops', text: 'Hop by hop.' });
+      const first = await copyFor('after-beta@dest.test', 'Three hops');
+      expect(first.mailFrom).to.match(/^SRS0=[a-z2-7]{4}=[a-z2-7]{2}=sender\.test=pat@bounces\.beta\.test$/);
+      const srs0Part = first.mailFrom.slice('SRS0'.length, first.mailFrom.indexOf('@'));
+
+      const second = await passOn(first, 'hop@gamma.test');
+      expect(second.forward_email_id, second.error).to.match(/^em_/);
+      const copy2 = await copyFor('after-gamma@dest.test', 'Three hops');
+      // SRS1: the first forwarder's host and its SRS0 part, under this install's hash.
+      expect(copy2.mailFrom).to.equal(
+        `SRS1=${/^SRS1=([a-z2-7]{4})=/.exec(copy2.mailFrom)?.[1]}=bounces.beta.test=${srs0Part}@bounces.gamma.test`,
+      );
+      // A bounce to it is for the first forwarder's SRS0 address.
+      expect(parseSrsAddress(copy2.mailFrom, s.api.config.secretKey)).to.equal(first.mailFrom);
+
+      const third = await passOn(copy2, 'hop@delta.test');
+      expect(third.error).to.equal(null);
+      expect(third.forward_email_id).to.match(/^em_/);
+      const copy3 = await copyFor('after-delta@dest.test', 'Three hops');
+      expect(copy3.mailFrom).to.match(
+        /^SRS1=[a-z2-7]{4}=bounces\.beta\.test==[a-z2-7]{4}=[a-z2-7]{2}=sender\.test=pat@bounces\.delta\.test$/,
+      );
+      expect(copy3.mailFrom.indexOf('@')).to.be.at.most(64);
+      expect(copy3.raw.toString().match(/^X-Tern-Forwarded: /gm)).to.have.length(3);
+
+      // A bounce of the third copy comes back to its SRS1 address: the third forward's bounce.
+      const dsn = fixture('postfix-dsn-user-unknown.eml', {
+        VERP: copy3.mailFrom,
+        RCPT: 'after-delta@dest.test',
+        MESSAGE_ID: 'whatever@sender.test',
+      });
+      expect((await s.mailToMx('', copy3.mailFrom, dsn)).code).to.equal(250);
+      const bounced = await waitFor('the third forward’s bounce', async () => {
+        const [e] = await s.api.deps.sql`
+          select * from events where email_id = ${third.forward_email_id} and type = 'email.bounced'`;
+        return e;
+      });
+      expect(bounced).to.include({ bounce_type: 'hard', recipient: 'after-delta@dest.test' });
+      const forged = copy3.mailFrom.replace(/^SRS1=[a-z2-7]{4}/, 'SRS1=aaaa');
+      expect((await s.mailToMx('', forged, dsn)).code).to.equal(550);
+    });
+
+    it(`stops a loop at MAX_FORWARD_HOPS (${MAX_FORWARD_HOPS}) forwards, the message stored with the reason`, async () => {
+      await send({ to: 'loop@gamma.test', subject: 'Round and round', text: 'Loop.' });
+      let copy = await copyFor('loop@dest.test', 'Round and round');
+      const rows = [];
+      // The destination forwards every copy back to Tern, which forwards it to the destination.
+      for (let hop = 0; ; hop++) {
+        const row = await passOn(copy, 'loop@beta.test');
+        rows.push(row);
+        if (!row.forward_email_id) break;
+        copy = await copyFor('loop@dest.test', 'Round and round', hop + 1);
+        expect(copy.mailFrom.indexOf('@')).to.be.at.most(64);
+      }
+      // The first copy carried one X-Tern-Forwarded field (gamma's); four more forwards make five.
+      expect(rows.map((r) => r.forward_email_id !== null)).to.deep.equal([true, true, true, true, false]);
+      expect(rows.at(-1)!.error).to.equal(
+        `not forwarded: already forwarded ${MAX_FORWARD_HOPS} times (a forwarding loop)`,
+      );
+    });
   });
 
   it('does not forward a looping message, nor one with a null sender; refuses too many Received fields (554 5.4.6)', async () => {
