@@ -266,6 +266,16 @@ function url(env: Env, name: string, fallback: string | null, protocols: string[
   return raw;
 }
 
+/**
+ * The journal's folder when DELIVERY_JOURNAL_DIR is unset: the state directory systemd gives a
+ * unit with StateDirectory= (STATE_DIRECTORY, its first folder), else the temporary folder (a
+ * checkout's npm start; `tern doctor` warns about it in production).
+ */
+function defaultJournalDir(env: Env, brand: string): string {
+  const state = env.STATE_DIRECTORY?.split(':')[0];
+  return state ? join(state, 'delivery-journal') : join(tmpdir(), `${brand}-delivery-journal`);
+}
+
 /** A Postgres URL, with one host or a libpq host list (`h1:p1,h2:p2`), each host checked. */
 function databaseUrl(env: Env, name: string, fallback: string): string {
   const raw = env[name];
@@ -424,7 +434,7 @@ export function loadToolConfig(env: Env = process.env): ToolConfig {
     broadcastQueueMax: nonNegative(env, 'BROADCAST_QUEUE_MAX', 2000),
     deliverySweepSeconds: positive(env, 'DELIVERY_SWEEP_SECONDS', 15),
     deliverySweepGraceSeconds: positive(env, 'DELIVERY_SWEEP_GRACE_SECONDS', 15),
-    deliveryJournalDir: str(env, 'DELIVERY_JOURNAL_DIR', join(tmpdir(), `${brand}-delivery-journal`)),
+    deliveryJournalDir: str(env, 'DELIVERY_JOURNAL_DIR', defaultJournalDir(env, brand)),
     inboundMaxBytes: Number(inboundMax),
     inboundSecret: inboundSecret || null,
     inboundParseMaxParts: between(env, 'INBOUND_PARSE_MAX_PARTS', 500, 1, 900),

@@ -51,7 +51,9 @@ describe('tern systemd', function () {
       .and.to.contain('EnvironmentFile=/etc/tern/tern.env\nEnvironment=PORT=%i')
       .and.to.contain(`ExecStart=${process.execPath} dist/api/http.js`)
       .and.to.contain('After=tern-release.service\nWants=tern-release.service')
-      .and.to.contain('WantedBy=tern.target');
+      .and.to.contain('WantedBy=tern.target')
+      // The journal's folder: persistent and the same for every unit, unlike its private /tmp.
+      .and.to.contain('PrivateTmp=yes\nStateDirectory=tern\nStateDirectoryMode=0750');
     const release = await readFile(join(out, 'tern-release.service'), 'utf8');
     expect(release)
       .to.contain('Type=oneshot')
@@ -64,6 +66,7 @@ describe('tern systemd', function () {
     const env = await readFile(join(out, 'tern.env'), 'utf8');
     expect(env)
       .to.match(/^SECRET_KEY=[A-Za-z0-9_-]{48}$/m)
+      .and.to.match(/^DELIVERY_JOURNAL_DIR=\/var\/lib\/tern\/delivery-journal$/m)
       .and.not.to.match(/^PORT=/m);
     expect((await stat(join(out, 'tern.env'))).mode & 0o777).to.equal(0o600);
     expect(await readFile(join(out, 'README'), 'utf8'))

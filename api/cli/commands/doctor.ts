@@ -8,6 +8,7 @@ import { closeRedis, createRedis, waitReady } from '../../../shared/redis.js';
 import { redactUrl, UsageError, type Command, type Values } from '../command.js';
 import { exitStatus, fail, guarded, render, type Check } from '../doctor/check.js';
 import { domainChecks } from '../doctor/domains.js';
+import { journalCheck } from '../doctor/journal.js';
 import { outboundChecks } from '../doctor/outbound.js';
 import { parseScale, postgresChecks, type Scale } from '../doctor/postgres.js';
 import { poolChecks } from '../doctor/pools.js';
@@ -58,6 +59,7 @@ async function run(values: Values, env: Env): Promise<Check[]> {
     if (only !== null) return await domains;
     const groups = await Promise.all([
       Promise.resolve([secretKeyCheck(env), baseUrlCheck(env, config.baseUrl)]),
+      journalCheck(config.deliveryJournalDir).then((c) => [c]),
       tlsChecks(config),
       outboundChecks(config, resolver, (values['probe-domain'] as string | undefined) ?? 'gmail.com'),
       redisGroup(config),

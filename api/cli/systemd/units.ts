@@ -26,6 +26,14 @@ export interface UnitFile {
 
 /** Processes scaled on one host with templated units (`@<port>` for web, `@<n>` for worker). */
 const TEMPLATED = new Set(['web', 'worker']);
+/**
+ * The units' persistent state (StateDirectory=tern: created owned by the unit's user, writable
+ * under ProtectSystem=strict, kept across restarts and reboots, the same folder for every unit):
+ * the delivery journal lives here, where a takeover by another unit can read it (PrivateTmp gives
+ * each unit a /tmp of its own).
+ */
+export const STATE_DIR = '/var/lib/tern';
+
 /** Processes that bind a port below 1024 in production (SMTP 25, 465, 587). */
 const PRIVILEGED_PORTS = new Set(['relay', 'mx']);
 
@@ -101,6 +109,8 @@ function serviceUnit(e: ProcfileEntry, o: UnitOptions): string {
     `SyslogIdentifier=tern-${e.name}`,
     'NoNewPrivileges=yes',
     'PrivateTmp=yes',
+    `StateDirectory=${STATE_DIR.replace('/var/lib/', '')}`,
+    'StateDirectoryMode=0750',
     'ProtectSystem=strict',
     'ProtectHome=yes',
     // The relay keeps a self-signed certificate here when RELAY_TLS_CERT is unset.
@@ -144,6 +154,8 @@ RELAY_TLS_KEY=/etc/letsencrypt/live/mail.example.com/privkey.pem
 MX_TLS_CERT=/etc/letsencrypt/live/mail.example.com/fullchain.pem
 MX_TLS_KEY=/etc/letsencrypt/live/mail.example.com/privkey.pem
 # SMTP_SMARTHOST=smtp://user:password@smtp.provider.example:587
+# The units' StateDirectory: persistent and shared by every unit (not /tmp, which is private per unit).
+DELIVERY_JOURNAL_DIR=${STATE_DIR}/delivery-journal
 LOG_LEVEL=info
 `;
 }
