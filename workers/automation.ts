@@ -42,12 +42,12 @@ import type { TxSql } from '../shared/db/pool.js';
 import { findTemplateVersion } from '../shared/db/templates.js';
 import {
   AUTOMATION_WEBHOOK_EVENT,
-  parseWait,
   stepType,
   targetIndex,
   type AutomationStep,
   type Condition,
 } from '../shared/automation-steps.js';
+import { parseWait } from '../shared/durations.js';
 import { parseMailbox } from '../shared/mail/addresses.js';
 import { streamOf } from '../shared/prom/labels.js';
 import { enqueueMail, QUEUE_NAMES, TAKEOVER_LOCKS, type AutomationJob } from '../shared/queues.js';
