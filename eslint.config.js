@@ -4,22 +4,53 @@ import tseslint from 'typescript-eslint';
 
 // The layers (docs/architecture.md): api/ and workers/ never import each other, and shared/
 // imports neither. The queues in shared/queues.ts are the one bridge between the processes.
+const layerPattern = (dir, banned) => ({
+  regex: `^(\\.\\./)+(${banned.join('|')})/`,
+  message: `${dir}/ must not import ${banned.map((b) => `${b}/`).join(' or ')}; code both sides need belongs in shared/ (docs/architecture.md).`,
+});
 const layer = (dir, banned) => ({
+  files: [`${dir}/**/*.ts`],
+  rules: { 'no-restricted-imports': ['error', { patterns: [layerPattern(dir, banned)] }] },
+});
+// Inside api/: the SMTP servers and the console do not import the HTTP routes; what they share
+// with them (accepting and canceling a message, a CSV download) lives in api/mail/ and api/.
+const besideRoutes = (dir) => ({
   files: [`${dir}/**/*.ts`],
   rules: {
     'no-restricted-imports': [
       'error',
       {
         patterns: [
+          layerPattern('api', ['workers']),
           {
-            regex: `^(\\.\\./)+(${banned.join('|')})/`,
-            message: `${dir}/ must not import ${banned.map((b) => `${b}/`).join(' or ')}; code both sides need belongs in shared/ (docs/architecture.md).`,
+            regex: '^\\.\\./routes/',
+            message: `${dir}/ must not import api/routes/; move what both need to api/mail/ or api/ (docs/architecture.md).`,
           },
         ],
       },
     ],
   },
 });
+// shared/db/ is the bottom layer: it takes values only from itself and the leaf modules (no
+// imports of their own) below; types from anywhere in shared/.
+const DB_LEAVES = ['ids', 'errors', 'paths', 'streams', 'durations'];
+const dbLayer = {
+  files: ['shared/db/**/*.ts'],
+  rules: {
+    '@typescript-eslint/no-restricted-imports': [
+      'error',
+      {
+        patterns: [
+          {
+            regex: `^\\.\\./(?!(${DB_LEAVES.join('|')})\\.js$)`,
+            allowTypeImports: true,
+            message: `shared/db/ takes values only from shared/db/ and ${DB_LEAVES.map((l) => `${l}.ts`).join(', ')}; move the code down, or the caller up (docs/architecture.md).`,
+          },
+        ],
+      },
+    ],
+  },
+};
 
 // Type-aware rules (typescript-eslint's recommendedTypeChecked) on the TypeScript sources: a
 // promise nobody awaits or catches (no-floating-promises: an unhandled rejection ends the
@@ -73,6 +104,9 @@ export default tseslint.config(
   layer('api', ['workers']),
   layer('workers', ['api']),
   layer('shared', ['api', 'workers']),
+  besideRoutes('api/smtp'),
+  besideRoutes('api/console'),
+  dbLayer,
   {
     files: ['**/*.cjs'],
     languageOptions: { sourceType: 'commonjs', globals: { require: 'readonly', module: 'writable' } },

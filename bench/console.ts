@@ -10,7 +10,7 @@ import { loadavg } from 'node:os';
 import { Agent, request } from 'undici';
 import { createOrganization } from '../shared/bootstrap.js';
 import { insertDomain } from '../shared/db/domains.js';
-import { mintKey } from '../shared/db/keys.js';
+import { mintKey } from '../shared/keys.js';
 import { insertTemplate } from '../shared/db/templates.js';
 import type { Sql } from '../shared/db/pool.js';
 import { PROVIDERS, seedConsoleEmails, type ConsoleSeed } from './lib/console-seed.js';

@@ -11,7 +11,7 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { createOrganization } from '../shared/bootstrap.js';
 import { insertDomain } from '../shared/db/domains.js';
-import { mintKey } from '../shared/db/keys.js';
+import { mintKey } from '../shared/keys.js';
 import { setOrgRateLimit } from '../shared/db/orgs.js';
 import { insertSegment } from '../shared/db/segments.js';
 import { newId } from '../shared/ids.js';

@@ -1,24 +1,13 @@
-// Automation steps (DESIGN §5, §16): their types, durations ("30s", "15m", "2h", "3d", "1w",
-// also "2 hours", "1 day"), and the step graph. Steps run in list order unless a step names the
-// one that follows: `next` on any step but a condition, `then` / `else` on a condition,
-// `on_timeout` on a wait_for_event; a target is a step's `id`, or "end". The graph has no loops
-// (checkGraph refuses them), so a run visits each step at most once.
+// Automation steps (DESIGN §5, §16): their types, durations (parsed by shared/durations.ts), and
+// the step graph. Steps run in list order unless a step names the one that follows: `next` on any
+// step but a condition, `then` / `else` on a condition, `on_timeout` on a wait_for_event; a
+// target is a step's `id`, or "end". The graph has no loops (checkGraph refuses them), so a run
+// visits each step at most once.
 import type { PropertyValue } from './db/contacts.js';
 import { validationError } from './errors.js';
 import type { EmailEventType } from './events.js';
 import { checkFilter, type Scalar, type SegmentFilter } from './segment-filter.js';
-
-const WAIT = /^(\d{1,6})\s*(s|sec|secs|seconds?|m|min|mins|minutes?|h|hr|hrs|hours?|d|days?|w|weeks?)$/i;
-const UNIT_MS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };
-export const MAX_WAIT_MS = 365 * 86_400_000;
-
-/** The wait in milliseconds; null when the text is not a duration or exceeds a year. */
-export function parseWait(text: string): number | null {
-  const m = WAIT.exec(text.trim());
-  if (!m) return null;
-  const ms = Number(m[1]) * UNIT_MS[m[2]!.toLowerCase()[0]!]!;
-  return ms <= MAX_WAIT_MS ? ms : null;
-}
+import { parseWait } from './durations.js';
 
 /** A condition: the segment filter language plus segment membership and the last custom event. */
 export type Condition =

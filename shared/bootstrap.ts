@@ -3,7 +3,7 @@
 // transaction: every row or none.
 import type { Config } from './config.js';
 import { insertDomain } from './db/domains.js';
-import { mintKey } from './db/keys.js';
+import { mintKey } from './keys.js';
 import { insertOrg, insertUser } from './db/orgs.js';
 import type { Sql, TxSql } from './db/pool.js';
 import { DEMO_DOMAIN } from './domains/demo.js';

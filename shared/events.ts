@@ -3,8 +3,7 @@
 // of its consumers (webhook fan-out, metrics), which drain the log. Recording and publishing are
 // separate steps: a row whose publication failed keeps published_at null and is re-published by
 // `republishPending`.
-import { newId } from './ids.js';
-import { insertEvents, markEventsPublished, unpublishedEventIds } from './db/events.js';
+import { eventRows, insertEvents, markEventsPublished, unpublishedEventIds } from './db/events.js';
 import type { Db } from './db/pool.js';
 import { MicroBatcher } from './micro-batch.js';
 import type { Mode } from './keys.js';
@@ -99,33 +98,6 @@ export interface EventRow {
  */
 export async function recordEvents(db: Db, events: NewEvent[]): Promise<EventRow[]> {
   return await insertEvents(db, eventRows(events));
-}
-
-/** Events as `events` rows (new ids), for `recordEvents` or a statement that inserts them itself. */
-export function eventRows(events: NewEvent[]) {
-  const now = new Date();
-  return events.map((e) => ({
-    id: newId('evt'),
-    org_id: e.orgId,
-    mode: e.mode,
-    type: e.type,
-    email_id: e.emailId ?? null,
-    recipient_id: e.recipientId ?? null,
-    inbound_id: e.inboundId ?? null,
-    recipient: e.recipient ?? null,
-    bounce_type: e.bounceType ?? null,
-    detail: e.detail ?? null,
-    url: e.url ?? null,
-    domain_id: e.domainId ?? null,
-    key_id: e.keyId ?? null,
-    template_id: e.templateId ?? null,
-    kind: e.kind ?? null,
-    provider: e.provider ?? null,
-    blocked: e.blocked ?? false,
-    data: e.data ?? {},
-    dedupe_key: e.dedupeKey,
-    created_at: e.createdAt ?? now,
-  }));
 }
 
 /**

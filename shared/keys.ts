@@ -2,6 +2,8 @@
 // 32 random bytes in base62. Only a 12-character prefix and the SHA-256 hex of the whole token
 // are ever stored.
 import { hash, randomBytes } from 'node:crypto';
+import { insertKey, type KeyRow, type NewKey } from './db/keys.js';
+import type { Db } from './db/pool.js';
 
 export const PERMISSIONS = ['SEND', 'FULL', 'ADMIN'] as const;
 export type Permission = (typeof PERMISSIONS)[number];
@@ -51,4 +53,15 @@ const RANK: Record<Permission, number> = { SEND: 1, FULL: 2, ADMIN: 3 };
 /** The ladder: FULL does all SEND does, ADMIN all FULL does. */
 export function permits(have: Permission, need: Permission): boolean {
   return RANK[have] >= RANK[need];
+}
+
+/** Mints a key with a fresh token; the token is returned here and never stored. */
+export async function mintKey(
+  db: Db,
+  brand: string,
+  k: Omit<NewKey, 'tokenPrefix' | 'tokenHash'>,
+): Promise<{ key: KeyRow; token: string }> {
+  const t = mintToken(brand, k.mode);
+  const key = await insertKey(db, { ...k, tokenPrefix: t.prefix, tokenHash: t.hash });
+  return { key, token: t.token };
 }

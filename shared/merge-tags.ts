@@ -34,13 +34,6 @@ export function checkMergeTags(source: string | null, where: string): void {
   throw validationError(`${where}: ${JSON.stringify(snippet)} is not a merge tag Tern can render; ${MERGE_TAG_HELP}`);
 }
 
-/** Whether `source` names the unsubscribe URL (then the message needs one). */
-export function usesUnsubscribeUrl(source: string | null): boolean {
-  if (source === null) return false;
-  for (const m of source.matchAll(TAG)) if (UNSUBSCRIBE.has(m[1]!.toUpperCase())) return true;
-  return false;
-}
-
 const escapeHtml = (s: string) =>
   s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 

@@ -2,6 +2,7 @@
 // topic subscriptions. The API checks its shape with ajv (api/schemas/segments.ts) and its
 // meaning here (operator against field and value); shared/db/segments.ts compiles it to
 // parameterised SQL.
+import { propertyName } from './db/segments.js';
 import { validationError } from './errors.js';
 
 export type Scalar = string | number | boolean | null;
@@ -55,10 +56,6 @@ const OPS_BY_FIELD: Record<ContactField, Op[]> = {
   created_at: ['gt', 'gte', 'lt', 'lte'],
 };
 const ISO_DATE = /^\d{4}-\d\d-\d\d(T\d\d:\d\d(:\d\d(\.\d+)?)?(Z|[+-]\d\d:?\d\d)?)?$/;
-
-export function propertyName(field: string): string | null {
-  return field.startsWith('properties.') ? field.slice('properties.'.length) : null;
-}
 
 const isScalar = (v: unknown): v is Scalar => v === null || ['string', 'number', 'boolean'].includes(typeof v);
 

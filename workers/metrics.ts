@@ -6,7 +6,7 @@
 // that fails (Postgres down) is retried. A timer drains too, for events whose wake-up was lost,
 // and re-publishes events whose publication failed. Stops with worker.close().
 import { Worker } from 'bullmq';
-import { rollupPending } from '../shared/db/metrics.js';
+import { rollupPending } from '../shared/metrics/rollup.js';
 import { republishPending } from '../shared/events.js';
 import { QUEUE_NAMES, type EventJob } from '../shared/queues.js';
 import type { WorkerDeps } from './deps.js';

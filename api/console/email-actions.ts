@@ -9,7 +9,7 @@ import { deleteSuppressions, suppressionsOf, type SuppressionRow } from '../../s
 import type { SessionRow } from '../../shared/db/users.js';
 import { ApiError, notFound } from '../../shared/errors.js';
 import { deliveryQueue } from '../../shared/queues.js';
-import { dropJob } from '../routes/emails.js';
+import { dropJob } from '../mail/drop-job.js';
 import type { ApiContext } from '../types.js';
 import { audit } from './audit.js';
 import { cancelable, loadOrgEmail } from './email-load.js';

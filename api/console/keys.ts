@@ -3,10 +3,10 @@
 // tier, ADMIN included (live only: the SPEC mints ADMIN keys nowhere else).
 import { audit } from './audit.js';
 import { listOrgDomains, type DomainRow } from '../../shared/db/domains.js';
-import { getKey, listKeys, mintKey, revokeKey, rotateKeyToken, type KeyRow } from '../../shared/db/keys.js';
+import { getKey, listKeys, revokeKey, rotateKeyToken, type KeyRow } from '../../shared/db/keys.js';
 import type { SessionRow } from '../../shared/db/users.js';
 import { ApiError, notFound, validationError } from '../../shared/errors.js';
-import { MODES, mintToken, type Permission } from '../../shared/keys.js';
+import { MODES, mintKey, mintToken, type Permission } from '../../shared/keys.js';
 import type { ApiContext } from '../types.js';
 import { choice, field } from './form.js';
 import { csrfField, html, postButton, when, type Safe } from './html.js';

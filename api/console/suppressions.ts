@@ -21,7 +21,7 @@ import {
   suppressionRecords,
   type ImportSummary,
 } from '../../shared/suppression-csv.js';
-import { csvDownload } from '../routes/csv-download.js';
+import { csvDownload } from '../csv-download.js';
 import { notFound, validationError } from '../../shared/errors.js';
 import { isId } from '../../shared/ids.js';
 import type { ApiContext } from '../types.js';

@@ -30,7 +30,7 @@ import {
 } from '../schemas/automations.js';
 import type { Handlers } from '../types.js';
 import { listEnvelope } from '../validate.js';
-import { fromDomain } from './emails-input.js';
+import { fromDomain } from '../mail/emails-input.js';
 import { checkOwnTopics } from './segments.js';
 import { routeBody, routeQuery } from '../route-schemas.js';
 

@@ -12,7 +12,7 @@ import { validationError } from '../../shared/errors.js';
 import { formatMailbox, parseMailbox } from '../../shared/mail/addresses.js';
 import { checkMergeTags } from '../../shared/merge-tags.js';
 import type { BroadcastFieldsBody, TemplateInput } from '../schemas/broadcasts.js';
-import { fromDomain, parseSchedule } from './emails-input.js';
+import { fromDomain, parseSchedule } from '../mail/emails-input.js';
 
 export type ResolvedBroadcast = BroadcastContent & { scheduled_at: Date | null };
 

@@ -13,7 +13,7 @@ import { ApiError, OutcomeUnknown, validationError } from '../../shared/errors.j
 import type { Logger } from '../../shared/logger.js';
 import type { Queues } from '../../shared/queues.js';
 import { OutcomeUnknownError, writeConfirmed } from '../../shared/write-outcome.js';
-import { parseSchedule } from './emails-input.js';
+import { parseSchedule } from '../mail/emails-input.js';
 import { scopeOf } from './emails.js';
 
 export type SendDeps = { sql: Sql; queues: Queues; logger: Logger; config: { storeConfirmSeconds: number } };

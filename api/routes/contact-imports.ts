@@ -35,7 +35,7 @@ import {
 import type { ApiContext, Handlers } from '../types.js';
 import { isUploadType, openUpload, refuseUploadType } from '../uploads.js';
 import { listEnvelope, valueValidator } from '../validate.js';
-import { csvDownload } from './csv-download.js';
+import { csvDownload } from '../csv-download.js';
 
 const checkMapping = valueValidator<ImportMapping>(contactImportMappingSchema, 'mapping');
 

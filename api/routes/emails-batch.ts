@@ -4,8 +4,8 @@
 import { ApiError, OutcomeUnknown } from '../../shared/errors.js';
 import { BATCH_ITEM, type SendEmailBody } from '../schemas/emails.js';
 import type { Handler } from '../types.js';
-import { precheck, prepareEmail, type PreparedEmail } from './emails-input.js';
-import { outcomeUnknown, storeAndEnqueue } from './emails-send.js';
+import { precheck, prepareEmail, type PreparedEmail } from '../mail/emails-input.js';
+import { outcomeUnknown, storeAndEnqueue } from '../mail/emails-send.js';
 import { resolveForSend } from './emails-template.js';
 import { checkTopic, sendTopics } from './emails-topics.js';
 import { routeBody, routeBodyItem } from '../route-schemas.js';

@@ -16,7 +16,6 @@ import { ApiError, notFound, validationError } from '../../shared/errors.js';
 import { isId } from '../../shared/ids.js';
 import { readRawMessage } from '../../shared/mail/raw-message.js';
 import { deliveryQueue } from '../../shared/queues.js';
-import type { Stream } from '../../shared/streams.js';
 import {
   type ListEmailsQuery,
   type RawEmailQuery,
@@ -26,8 +25,9 @@ import {
 import type { ApiContext, Handlers } from '../types.js';
 import { listEnvelope } from '../validate.js';
 import { batchHandler } from './emails-batch.js';
-import { parseSchedule, precheck, prepareEmail } from './emails-input.js';
-import { storeAndEnqueue } from './emails-send.js';
+import { parseSchedule, precheck, prepareEmail } from '../mail/emails-input.js';
+import { dropJob } from '../mail/drop-job.js';
+import { storeAndEnqueue } from '../mail/emails-send.js';
 import { resolveForSend } from './emails-template.js';
 import { checkTopic, sendTopics } from './emails-topics.js';
 import { routeBody, routeQuery } from '../route-schemas.js';
@@ -218,16 +218,5 @@ async function moveJob(ctx: ApiContext, email: EmailRow, delay: number): Promise
     await queue.enqueue([{ emailId, orgId: email.org_id, stream: email.stream, jobId: emailId, delay }]);
   } catch (err) {
     ctx.state.log.warn({ event: 'EMAIL_RESCHEDULE_JOB_FAILED', err, emailId }, 'delivery job not moved; sweeper will');
-  }
-}
-
-/** Removes the job of a canceled email; a job that cannot be removed finds the email canceled. */
-export async function dropJob(ctx: ApiContext, email: { id: string; stream: Stream }): Promise<void> {
-  const emailId = email.id;
-  try {
-    const job = await deliveryQueue(ctx.deps.queues, email.stream).getJob(emailId);
-    if (job) await job.remove();
-  } catch (err) {
-    ctx.state.log.warn({ event: 'EMAIL_CANCEL_JOB_FAILED', err, emailId }, 'delivery job of a canceled email kept');
   }
 }

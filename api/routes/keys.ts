@@ -1,8 +1,8 @@
 // API keys (DESIGN §3): identity (GET /keys/me) and management (ADMIN, live).
 import { allowedDomains, isRestricted, type AuthContext } from '../../shared/auth.js';
-import { getKey, listKeys, mintKey, revokeKey, rotateKeyToken, type KeyRow } from '../../shared/db/keys.js';
+import { getKey, listKeys, revokeKey, rotateKeyToken, type KeyRow } from '../../shared/db/keys.js';
 import { ApiError, notFound, validationError } from '../../shared/errors.js';
-import { mintToken, permits, type Permission } from '../../shared/keys.js';
+import { mintKey, mintToken, permits, type Permission } from '../../shared/keys.js';
 import { RESEND_PERMISSIONS, type CreateKeyBody, type RotateKeyBody } from '../schemas/keys.js';
 import type { Handlers } from '../types.js';
 import { listEnvelope, type Pagination } from '../validate.js';

@@ -17,7 +17,7 @@ import { routeQuery } from '../route-schemas.js';
 import type { SuppressionExportQuery, SuppressionImportQuery } from '../schemas/suppressions.js';
 import type { Handlers } from '../types.js';
 import { openUpload } from '../uploads.js';
-import { csvDownload } from './csv-download.js';
+import { csvDownload } from '../csv-download.js';
 import { resolveDomain, scopeOf } from './suppressions.js';
 
 export const suppressionBulkHandlers: Handlers = {

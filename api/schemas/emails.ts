@@ -1,5 +1,5 @@
 // Request schemas of the email routes (DESIGN §5). ajv checks shapes and lengths; the rules that
-// need parsing (addresses, base64, dates, from-domain) are checked in api/routes/emails-input.ts.
+// need parsing (addresses, base64, dates, from-domain) are checked in api/mail/emails-input.ts.
 import { STREAMS, type Stream } from '../../shared/streams.js';
 import { paginationProperties } from '../validate.js';
 

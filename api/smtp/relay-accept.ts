@@ -25,10 +25,10 @@ import type { Queues } from '../../shared/queues.js';
 import type { RateLimiter } from '../../shared/rate-limit.js';
 import type { Redis } from '../../shared/redis.js';
 import type { RedisKeys } from '../../shared/redis-keys.js';
-import { fromDomain } from '../routes/emails-input.js';
+import { fromDomain } from '../mail/emails-input.js';
 import { textProblem } from '../text-checks.js';
-import type { PreparedEmail } from '../routes/emails-input.js';
-import { storeAndEnqueue } from '../routes/emails-send.js';
+import type { PreparedEmail } from '../mail/emails-input.js';
+import { storeAndEnqueue } from '../mail/emails-send.js';
 import { fromApiError, smtpErrors } from './relay-errors.js';
 import { readControlHeaders } from './relay-headers.js';
 

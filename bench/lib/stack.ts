@@ -2,7 +2,7 @@
 // own Redis prefix, both removed by `drop()`.
 import { createOrganization } from '../../shared/bootstrap.js';
 import { insertDomain } from '../../shared/db/domains.js';
-import { mintKey } from '../../shared/db/keys.js';
+import { mintKey } from '../../shared/keys.js';
 import { setOrgRateLimit } from '../../shared/db/orgs.js';
 import { randomBytes } from 'node:crypto';
 import postgres from 'postgres';

@@ -5,7 +5,8 @@
 import type { PendingQuery, Row } from 'postgres';
 import { newId } from '../ids.js';
 import type { Mode } from '../keys.js';
-import { parseWait, type Condition } from '../automation-steps.js';
+import type { Condition } from '../automation-steps.js';
+import { parseWait } from '../durations.js';
 import { pagedRows, type ContactRow } from './contacts.js';
 import { filterCondition, membershipCondition, type SegmentRow } from './segments.js';
 import { suppressionReasonSql } from './suppressions.js';

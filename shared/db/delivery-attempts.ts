@@ -5,7 +5,7 @@
 // the same for any number of rows, so it is prepared once.
 import { newId } from '../ids.js';
 import type { EventRow, NewEvent } from '../events.js';
-import { eventRows } from '../events.js';
+import { eventRows } from './events.js';
 import type { Db } from './pool.js';
 import type { NewSuppression } from './suppressions.js';
 import { PENDING, type RecipientStatus } from './delivery.js';

@@ -1,8 +1,36 @@
 // The event log's table (DESIGN §6): insert rows idempotently, mark them published, find those
 // whose publication never happened. What an event is and how it is published: shared/events.ts.
-import type { EventRow, eventRows } from '../events.js';
+import type { EventRow, NewEvent } from '../events.js';
+import { newId } from '../ids.js';
 import type { Db } from './pool.js';
 import { unnestRows, type ColumnSpec } from './unnest.js';
+
+/** Events as `events` rows (new ids), for `recordEvents` or a statement that inserts them itself. */
+export function eventRows(events: NewEvent[]) {
+  const now = new Date();
+  return events.map((e) => ({
+    id: newId('evt'),
+    org_id: e.orgId,
+    mode: e.mode,
+    type: e.type,
+    email_id: e.emailId ?? null,
+    recipient_id: e.recipientId ?? null,
+    inbound_id: e.inboundId ?? null,
+    recipient: e.recipient ?? null,
+    bounce_type: e.bounceType ?? null,
+    detail: e.detail ?? null,
+    url: e.url ?? null,
+    domain_id: e.domainId ?? null,
+    key_id: e.keyId ?? null,
+    template_id: e.templateId ?? null,
+    kind: e.kind ?? null,
+    provider: e.provider ?? null,
+    blocked: e.blocked ?? false,
+    data: e.data ?? {},
+    dedupe_key: e.dedupeKey,
+    created_at: e.createdAt ?? now,
+  }));
+}
 
 type NewEventRow = ReturnType<typeof eventRows>[number];
 

@@ -1,6 +1,6 @@
 // API keys and their tokens.
 import { newId } from '../ids.js';
-import { mintToken, type Mode, type Permission } from '../keys.js';
+import type { Mode, Permission } from '../keys.js';
 import type { Db } from './pool.js';
 
 export interface KeyRow {
@@ -146,15 +146,4 @@ export async function findTokenAuth(db: Db, tokenHash: string): Promise<TokenAut
     join organizations o on o.id = k.org_id
     where t.token_hash = ${tokenHash}`;
   return row ?? null;
-}
-
-/** Mints a key with a fresh token; the token is returned here and never stored. */
-export async function mintKey(
-  db: Db,
-  brand: string,
-  k: Omit<NewKey, 'tokenPrefix' | 'tokenHash'>,
-): Promise<{ key: KeyRow; token: string }> {
-  const t = mintToken(brand, k.mode);
-  const key = await insertKey(db, { ...k, tokenPrefix: t.prefix, tokenHash: t.hash });
-  return { key, token: t.token };
 }

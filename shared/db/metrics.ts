@@ -1,8 +1,39 @@
-// Metrics rollups: counting a batch of events exactly once, and the reads of GET /metrics.
+// The metrics tables: their counter columns, claiming events to count (shared/metrics/rollup.ts
+// decides what each adds), applying the deltas, and the reads of GET /metrics.
 import type { BounceType, EventType } from '../events.js';
-import { COUNTERS, countersOf, zeroCounts, type Counter, type Counts } from '../metrics/counters.js';
-import type { Db, Sql } from './pool.js';
+import type { Db } from './pool.js';
 import { unsafeParams } from './params.js';
+
+/** The counter columns of the metrics tables (which event moves which: shared/metrics/counters.ts). */
+export const COUNTERS = [
+  'sent',
+  'delivered',
+  'bounced_hard',
+  'bounced_soft',
+  'complained',
+  'opened',
+  'clicked',
+  'unsubscribed',
+  'delayed',
+  'blocked',
+] as const;
+export type Counter = (typeof COUNTERS)[number];
+export type Counts = Record<Counter, number>;
+
+export function zeroCounts(): Counts {
+  return {
+    sent: 0,
+    delivered: 0,
+    bounced_hard: 0,
+    bounced_soft: 0,
+    complained: 0,
+    opened: 0,
+    clicked: 0,
+    unsubscribed: 0,
+    delayed: 0,
+    blocked: 0,
+  };
+}
 
 export type Facet = 'provider' | 'key' | 'template' | 'kind' | 'stream';
 export const FACETS: readonly Facet[] = ['provider', 'key', 'template', 'kind', 'stream'];
@@ -115,7 +146,7 @@ export async function applyDeltas(db: Db, deltas: Delta[]): Promise<void> {
   );
 }
 
-interface ClaimedEvent {
+export interface ClaimedEvent {
   id: string;
   org_id: string;
   mode: string;
@@ -152,73 +183,32 @@ const CLAIMED_COLUMNS = `${CLAIMED.join(', ')}, (select m.stream from emails m w
 const CLAIMED_COLUMNS_E = `${CLAIMED.map((c) => `e.${c}`).join(', ')},
   (select m.stream from emails m where m.id = e.email_id) as stream`;
 
-/** Counts claimed events (inside the claiming transaction); returns how many moved a counter. */
-async function countClaimed(tx: Db, claimed: ClaimedEvent[]): Promise<number> {
-  const live = claimed.filter((e) => e.mode === 'live');
-  const firsts = await firstEngagements(tx, live);
-  const deltas: Delta[] = [];
-  for (const e of live) {
-    const engagement = e.type === 'email.opened' || e.type === 'email.clicked';
-    if (engagement && e.recipient_id) {
-      // Only the first open/click of a recipient counts, also when two land in the same batch.
-      if (!firsts.delete(`${e.recipient_id}|${e.type}`)) continue;
-    }
-    const counts = countersOf(e);
-    if (Object.keys(counts).length === 0) continue;
-    deltas.push({
-      orgId: e.org_id,
-      day: e.created_at.toISOString().slice(0, 10),
-      domainId: e.domain_id ?? '',
-      provider: e.provider ?? '',
-      keyId: e.key_id ?? '',
-      templateId: e.template_id ?? '',
-      kind: e.kind ?? '',
-      stream: e.stream ?? '',
-      counts,
-    });
-  }
-  await applyDeltas(tx, deltas);
-  return deltas.length;
-}
-
-/**
- * Counts a batch of events exactly once: one transaction claims the events not yet counted
- * (marking them), keeps only the first open/click per recipient, and applies the deltas. A batch
- * processed twice counts once. Test-mode events are marked and never counted. Returns how many
- * events this call counted.
- */
-export async function rollupEvents(sql: Sql, eventIds: string[]): Promise<number> {
-  if (eventIds.length === 0) return 0;
+/** Claims the listed events not yet counted (marking them); a batch claimed twice is claimed once. */
+export async function claimEvents(tx: Db, eventIds: string[]): Promise<ClaimedEvent[]> {
   const ids = [...new Set(eventIds)].sort();
-  return await sql.begin(async (tx) => {
-    const claimed = await tx<ClaimedEvent[]>`
-      update events set metrics_counted_at = now()
-      where id = any(${ids}) and metrics_counted_at is null
-      returning ${tx.unsafe(CLAIMED_COLUMNS)}`;
-    return await countClaimed(tx, claimed);
-  });
+  return await tx<ClaimedEvent[]>`
+    update events set metrics_counted_at = now()
+    where id = any(${ids}) and metrics_counted_at is null
+    returning ${tx.unsafe(CLAIMED_COLUMNS)}`;
 }
 
 /**
- * Claims and counts up to `limit` events not yet counted, oldest first, in one transaction.
- * SKIP LOCKED lets several workers drain at once on disjoint rows. Returns how many events were
- * claimed (0 = nothing pending).
+ * Claims up to `limit` events not yet counted, oldest first. SKIP LOCKED lets several workers
+ * drain at once on disjoint rows.
  */
-export async function rollupPending(sql: Sql, limit: number): Promise<{ claimed: number; counted: number }> {
-  return await sql.begin(async (tx) => {
-    const claimed = await tx<ClaimedEvent[]>`
-      update events e set metrics_counted_at = now()
-      from (
-        select id from events where metrics_counted_at is null
-        order by id limit ${limit} for update skip locked
-      ) pending
-      where e.id = pending.id
-      returning ${tx.unsafe(CLAIMED_COLUMNS_E)}`;
-    return { claimed: claimed.length, counted: await countClaimed(tx, claimed) };
-  });
+export async function claimPending(tx: Db, limit: number): Promise<ClaimedEvent[]> {
+  return await tx<ClaimedEvent[]>`
+    update events e set metrics_counted_at = now()
+    from (
+      select id from events where metrics_counted_at is null
+      order by id limit ${limit} for update skip locked
+    ) pending
+    where e.id = pending.id
+    returning ${tx.unsafe(CLAIMED_COLUMNS_E)}`;
 }
 
-async function firstEngagements(db: Db, events: ClaimedEvent[]): Promise<Set<string>> {
+/** Of the opens and clicks, the pairs (recipient|type) seen for the first time (recorded now). */
+export async function firstEngagements(db: Db, events: ClaimedEvent[]): Promise<Set<string>> {
   const pairs = new Map<string, [string, string]>();
   for (const e of events) {
     if ((e.type === 'email.opened' || e.type === 'email.clicked') && e.recipient_id) {

@@ -3,11 +3,16 @@
 // parameters; field names map to fixed column fragments.
 import type { PendingQuery, Row } from 'postgres';
 import { newId } from '../ids.js';
-import { propertyName, type ContactField, type FieldCondition, type SegmentFilter } from '../segment-filter.js';
+import type { ContactField, FieldCondition, SegmentFilter } from '../segment-filter.js';
 import { pagedRows, type ContactRow } from './contacts.js';
 import type { Page } from './keys.js';
 import type { Db } from './pool.js';
 import { jsonParam } from './params.js';
+
+/** The contact property a filter field names (`properties.<name>`); null for a contact column. */
+export function propertyName(field: string): string | null {
+  return field.startsWith('properties.') ? field.slice('properties.'.length) : null;
+}
 
 type Frag = PendingQuery<Row[]>;
 

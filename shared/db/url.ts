@@ -7,12 +7,6 @@
 const FORM = /^([a-z][a-z0-9+.-]*:\/\/)([^@/?#]*@)?([^/?#]*)(\/[^?#]*)?(.*)$/i;
 const HOST = /^(\[[0-9a-fA-F:.]+\]|[^:\s[\],]+)(?::(\d{1,5}))?$/;
 
-/** The hosts of a URL, in order (`host[:port]` items), or null when it does not look like one. */
-export function urlHosts(url: string): string[] | null {
-  const m = FORM.exec(url);
-  return m ? m[3]!.split(',') : null;
-}
-
 /**
  * The URL with only its first host: what WHATWG's parser takes (validation, display). Throws
  * when a listed host is not `host[:port]`.

@@ -1,21 +1,7 @@
 // Which event moves which counter (DESIGN §8), and the rates derived from the counters.
 
+import type { Counter, Counts } from '../db/metrics.js';
 import type { EventRow } from '../events.js';
-
-export const COUNTERS = [
-  'sent',
-  'delivered',
-  'bounced_hard',
-  'bounced_soft',
-  'complained',
-  'opened',
-  'clicked',
-  'unsubscribed',
-  'delayed',
-  'blocked',
-] as const;
-export type Counter = (typeof COUNTERS)[number];
-export type Counts = Record<Counter, number>;
 
 /** The eight counters of series and totals, in the spec's order, with their API names. */
 export const SERIES_FIELDS = [
@@ -31,21 +17,6 @@ export const SERIES_FIELDS = [
 
 /** `by` rows carry two more. */
 export const FACET_FIELDS = [...SERIES_FIELDS, ['delayed', 'delayed'], ['blocked', 'blocked']] as const;
-
-export function zeroCounts(): Counts {
-  return {
-    sent: 0,
-    delivered: 0,
-    bounced_hard: 0,
-    bounced_soft: 0,
-    complained: 0,
-    opened: 0,
-    clicked: 0,
-    unsubscribed: 0,
-    delayed: 0,
-    blocked: 0,
-  };
-}
 
 export type CountedEvent = Pick<EventRow, 'type' | 'bounce_type' | 'blocked'>;
 

@@ -1,10 +1,19 @@
 // The metrics report of GET /metrics and of the console's Metrics page (one code path, so the two
 // always show the same numbers): the daily series of a window that ends today (UTC), its totals
 // and rates, and an optional facet breakdown. Reads rollup rows only.
-import { keyNames, readFacet, readSeries, templateNames, type Facet, type FacetRow } from '../db/metrics.js';
+import {
+  keyNames,
+  readFacet,
+  readSeries,
+  templateNames,
+  zeroCounts,
+  type Counts,
+  type Facet,
+  type FacetRow,
+} from '../db/metrics.js';
 import type { Db } from '../db/pool.js';
 import { providerLabel } from '../mail/providers.js';
-import { FACET_FIELDS, ratesOf, SERIES_FIELDS, zeroCounts, type Counts } from './counters.js';
+import { FACET_FIELDS, ratesOf, SERIES_FIELDS } from './counters.js';
 
 const DAY_MS = 86_400_000;
 

@@ -1,7 +1,7 @@
 // Seeds an organization with domains and keys straight through the shared SQL functions.
 import { createOrganization, type CreatedOrganization } from '../../shared/bootstrap.js';
 import { insertDomain, type DomainRow } from '../../shared/db/domains.js';
-import { mintKey } from '../../shared/db/keys.js';
+import { mintKey } from '../../shared/keys.js';
 import type { Sql } from '../../shared/db/pool.js';
 import type { Mode, Permission } from '../../shared/keys.js';
 

@@ -1,8 +1,8 @@
-// Group commit of small sends (api/routes/emails-coalesce.ts): concurrent requests share one
+// Group commit of small sends (api/mail/emails-coalesce.ts): concurrent requests share one
 // INSERT, and sharing changes no request's answer: a statement Postgres refuses fails only the
 // request at fault, and each request's rows are stored exactly once.
 import { expect } from 'chai';
-import { InsertCoalescer, type InsertRows } from '../../api/routes/emails-coalesce.js';
+import { InsertCoalescer, type InsertRows } from '../../api/mail/emails-coalesce.js';
 import { createPool, type Sql } from '../../shared/db/pool.js';
 import { newId } from '../../shared/ids.js';
 import { seedOrg, type SeededOrg } from '../helpers/seed.js';

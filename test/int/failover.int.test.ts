@@ -17,7 +17,7 @@ import {
   type PrivateSentinelSet,
 } from '../../bench/lib/private-services.js';
 import { createOrganization } from '../../shared/bootstrap.js';
-import { mintKey } from '../../shared/db/keys.js';
+import { mintKey } from '../../shared/keys.js';
 import { createPool, type Sql } from '../../shared/db/pool.js';
 import { provisionDomain } from '../../shared/domains/setup.js';
 import { ADMIN_URL, dbUrl } from '../helpers/db.js';

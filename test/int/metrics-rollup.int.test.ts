@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { rollupEvents, rollupPending } from '../../shared/db/metrics.js';
+import { rollupEvents, rollupPending } from '../../shared/metrics/rollup.js';
 import { recordEvents, publishEvents, type NewEvent } from '../../shared/events.js';
 import { startMetricsWorker } from '../../workers/metrics.js';
 import { insertEmailRows } from '../helpers/mail-rows.js';

@@ -16,7 +16,7 @@ import nodemailer from 'nodemailer';
 import postgres from 'postgres';
 import { portAnswers } from '../../api/cli/start/services.js';
 import { createOrganization } from '../../shared/bootstrap.js';
-import { mintKey } from '../../shared/db/keys.js';
+import { mintKey } from '../../shared/keys.js';
 import { provisionDomain } from '../../shared/domains/setup.js';
 import { packageRoot } from '../../shared/paths.js';
 import { ADMIN_URL, closeTestDb, createTestDb, dbUrl, type TestDb } from '../helpers/db.js';

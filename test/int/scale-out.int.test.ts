@@ -14,7 +14,7 @@ import { redisChecks } from '../../api/cli/doctor/redis.js';
 import { createOrganization } from '../../shared/bootstrap.js';
 import { loadToolConfig } from '../../shared/config.js';
 import { createPool } from '../../shared/db/pool.js';
-import { mintKey } from '../../shared/db/keys.js';
+import { mintKey } from '../../shared/keys.js';
 import { provisionDomain } from '../../shared/domains/setup.js';
 import { closeRedis, createRedis, waitReady } from '../../shared/redis.js';
 import { ADMIN_URL, dbUrl } from '../helpers/db.js';

@@ -4,7 +4,7 @@
 // broadcast-sourced messages, facet=stream in GET /metrics and the console list's column/filter.
 import { expect } from 'chai';
 import MailComposer from 'nodemailer/lib/mail-composer';
-import { rollupPending } from '../../shared/db/metrics.js';
+import { rollupPending } from '../../shared/metrics/rollup.js';
 import { buildEmailRow } from '../../shared/email-row.js';
 import { recordEvents } from '../../shared/events.js';
 import { ConsoleClient } from '../helpers/console.js';

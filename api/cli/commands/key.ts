@@ -3,10 +3,10 @@
 // process drops the key from its cache at once (the same message Authenticator.invalidateKey
 // publishes).
 import { findOrgDomains, listOrgDomains } from '../../../shared/db/domains.js';
-import { findKeyById, listKeys, mintKey, revokeKey, type KeyRow } from '../../../shared/db/keys.js';
+import { findKeyById, listKeys, revokeKey, type KeyRow } from '../../../shared/db/keys.js';
 import { getOrg } from '../../../shared/db/orgs.js';
 import type { Sql } from '../../../shared/db/pool.js';
-import { MODES, PERMISSIONS, type Mode, type Permission } from '../../../shared/keys.js';
+import { mintKey, MODES, PERMISSIONS, type Mode, type Permission } from '../../../shared/keys.js';
 import { redisKeys } from '../../../shared/redis-keys.js';
 import { CliError, splitList, UsageError, type Command } from '../command.js';
 

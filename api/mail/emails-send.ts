@@ -31,7 +31,7 @@ export interface StoreDeps {
   config: { storeConfirmSeconds: number; databasePoolMax?: number };
 }
 
-/** One group-commit coalescer per pool (api/routes/emails-coalesce.ts). */
+/** One group-commit coalescer per pool (api/mail/emails-coalesce.ts). */
 const coalescers = new WeakMap<Sql, InsertCoalescer>();
 
 function coalescerOf(deps: StoreDeps): InsertCoalescer {

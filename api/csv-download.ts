@@ -2,8 +2,8 @@
 // failure half-way (the database gone) ends the download early, as a broken connection would,
 // and is logged with the caller's `event` code.
 import { pipeline, Readable } from 'node:stream';
-import { csvStringifier, type CsvCell } from '../../shared/csv/write.js';
-import type { ApiContext } from '../types.js';
+import { csvStringifier, type CsvCell } from '../shared/csv/write.js';
+import type { ApiContext } from './types.js';
 
 export function csvDownload(
   ctx: ApiContext,
