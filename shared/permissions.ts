@@ -285,6 +285,7 @@ const ALIASES: [RouteRule['method'], string, string][] = [
   ['GET', '/api-keys', '/keys'],
   ['DELETE', '/api-keys/:id', '/keys/:id'],
   ['POST', '/webhooks/:id/signing-secret/rotate', '/webhooks/:id/rotate-secret'],
+  ['POST', '/events/send', '/events'],
 ];
 
 const OWN_ROUTES: RouteRule[] = ROWS.map(([method, path, tier, live, restricted, sending, bodyLimit, idempotent]) => ({

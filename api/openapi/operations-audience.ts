@@ -95,7 +95,7 @@ export const audienceOperations: OperationDocs = {
   'POST /events': {
     summary: 'Record a custom event',
     description:
-      'Starts the automations triggered by this event name for the contact (created when the address is new).',
+      'Starts the automations triggered by this event name for the contact (created when the address is new). Resend’s names are accepted too: `event` for `name`, `payload` for `properties` (one of each).',
     response: 'EventAccepted',
     status: [202],
     example: { name: 'signed_up', email: 'ann@example.com' },

@@ -292,6 +292,10 @@ const eventsAndBroadcasts: Record<string, Entry> = {
     own('/events', { name: 'sweep', email: `${fresh('ev')}@example.com` }),
     refused('/events', { name: 'sweep', contact_id: v.contact }),
   ],
+  'POST /events/send': (v) => [
+    own('/events/send', { event: 'sweep', email: `${fresh('ev')}@example.com`, payload: { plan: 'pro' } }),
+    refused('/events/send', { event: 'sweep', contact_id: v.contact }),
+  ],
   'POST /broadcasts': (v, o) => [
     own('/broadcasts', broadcast(o)),
     refused('/broadcasts', broadcast(o, { from: from(v) }), true),

@@ -220,10 +220,7 @@ const TABLE: Record<string, Row> = {
     probe: [(r) => r.emails.receiving.attachments.list({ emailId: 'in_x' }), NF],
   },
 
-  'events.send': {
-    status: 'not offered',
-    probe: [(r) => r.events.send({ event: 'signup', email: 'a@example.com' } as never), NF],
-  },
+  'events.send': { status: 'works', note: 'starts the automations the event triggers' },
   'events.create': {
     status: 'not offered',
     note: "Tern's `POST /events` records an event of a contact (events.send); events need no declaration",
@@ -737,7 +734,7 @@ describe('Resend SDK compatibility (docs/api/resend.md)', function () {
     expect(me.status).to.equal(401);
   });
 
-  it('automations: list, get, remove; runs.list, runs.get', async () => {
+  it('automations: list, get, remove; runs.list, runs.get; events.send', async () => {
     const tpl = await api.request('POST', '/templates', {
       token: org.key.token,
       body: { name: 'Drip', subject: 'Drip', html: '<p>x</p>' },
@@ -766,6 +763,13 @@ describe('Resend SDK compatibility (docs/api/resend.md)', function () {
         context: {} as never,
       },
     ]);
+    const sent = ok(
+      await resend.events.send({ event: 'signed_up', email: 'drip@example.test', payload: { plan: 'pro' } }),
+    );
+    const [stored] = await api.deps
+      .sql`select name, contact_id, properties from contact_events where id = ${(sent as unknown as { id: string }).id}`;
+    expect(stored).to.deep.equal({ name: 'signed_up', contact_id: contact, properties: { plan: 'pro' } });
+    expect(sent).to.include({ object: 'event', event: 'signed_up' });
     expect(ok(await resend.automations.list()).data.map((a) => a.id)).to.include(id);
     expect(ok(await resend.automations.get(id))).to.include({ id });
     const runs = ok(await resend.automations.runs.list({ automationId: id }));

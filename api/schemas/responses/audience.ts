@@ -152,6 +152,7 @@ export const audienceResponses: Record<string, Schema> = {
     ['attachments'],
     'A message received by the MX; `attachments` only on the single read.',
   ),
-  EventAccepted: object({ object: constant('event'), id: str, name: str, contact_id: strOrNull }),
+  // `event`: Resend's name for `name`.
+  EventAccepted: object({ object: constant('event'), id: str, name: str, event: str, contact_id: strOrNull }),
   InboundAccepted: object({ object: constant('list'), data: arrayOf(object({ id: str })) }),
 };
