@@ -143,6 +143,9 @@ const ROWS: Row[] = [
   // inbound (POST /inbound/raw is not here: it takes the install's INBOUND_SECRET, not an API key)
   ['GET', '/inbound', 'SEND', 'any', 'scoped'],
   ['GET', '/inbound/:id', 'SEND', 'any', 'scoped'],
+  ['GET', '/inbound/:id/attachments', 'SEND', 'any', 'scoped'],
+  // Resend's emails.receiving.attachments.get: an attachment's metadata and download URL.
+  ['GET', '/emails/receiving/:id/attachments/:attachment_id', 'SEND', 'any', 'scoped'],
   // The sender's bytes: the organization's administrators fetch them.
   ['GET', '/inbound/:id/attachments/:attachment_id', 'ADMIN', 'live', 'scoped'],
 
@@ -286,6 +289,9 @@ const ALIASES: [RouteRule['method'], string, string][] = [
   ['DELETE', '/api-keys/:id', '/keys/:id'],
   ['POST', '/webhooks/:id/signing-secret/rotate', '/webhooks/:id/rotate-secret'],
   ['POST', '/events/send', '/events'],
+  ['GET', '/emails/receiving', '/inbound'],
+  ['GET', '/emails/receiving/:id', '/inbound/:id'],
+  ['GET', '/emails/receiving/:id/attachments', '/inbound/:id/attachments'],
 ];
 
 const OWN_ROUTES: RouteRule[] = ROWS.map(([method, path, tier, live, restricted, sending, bodyLimit, idempotent]) => ({

@@ -193,6 +193,13 @@ const reads: Record<string, Entry> = {
   ],
   'GET /inbound': (v) => [own('/inbound'), own(`/inbound?after=${v.inbound}`)],
   'GET /inbound/:id': (v) => [nfBound(`/inbound/${v.inbound}`)],
+  'GET /inbound/:id/attachments': (v) => [nfBound(`/inbound/${v.inbound}/attachments`)],
+  'GET /emails/receiving': (v) => [own('/emails/receiving'), own(`/emails/receiving?after=${v.inbound}`)],
+  'GET /emails/receiving/:id': (v) => [nfBound(`/emails/receiving/${v.inbound}`)],
+  'GET /emails/receiving/:id/attachments': (v) => [nfBound(`/emails/receiving/${v.inbound}/attachments`)],
+  'GET /emails/receiving/:id/attachments/:attachment_id': (v) => [
+    nfBound(`/emails/receiving/${v.inbound}/attachments/att_00000000000000000000000000`),
+  ],
   'GET /inbound/:id/attachments/:attachment_id': (v) => [
     nfBound(`/inbound/${v.inbound}/attachments/att_00000000000000000000000000`),
   ],

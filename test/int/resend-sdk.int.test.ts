@@ -10,6 +10,8 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { expect } from 'chai';
 import { Resend } from 'resend';
 import { insertRuns } from '../../shared/db/automations.js';
+import { insertInbound, saveParsedInbound } from '../../shared/db/inbound.js';
+import { newId } from '../../shared/ids.js';
 import { seedOrg, type SeededOrg } from '../helpers/seed.js';
 import { startApi, type TestApi } from '../helpers/stack.js';
 
@@ -199,10 +201,10 @@ const TABLE: Record<string, Row> = {
     probe: [(r) => r.emails.attachments.list({ emailId: 'em_x' }), NF],
   },
   'emails.receiving.get': {
-    status: 'not offered',
-    probe: [(r) => r.emails.receiving.get('in_x'), NF],
+    status: 'differs',
+    note: 'Tern\'s received-message object (`object: "inbound"`, docs/inbound.md), attachments listed',
   },
-  'emails.receiving.list': { status: 'not offered', probe: [(r) => r.emails.receiving.list(), NF] },
+  'emails.receiving.list': { status: 'differs', note: 'as emails.receiving.get, without attachments' },
   'emails.receiving.forward': {
     status: 'not offered',
     note: "inbound routes forward mail (a domain's `inbound.routes`)",
@@ -212,13 +214,10 @@ const TABLE: Record<string, Row> = {
     ],
   },
   'emails.receiving.attachments.get': {
-    status: 'not offered',
-    probe: [(r) => r.emails.receiving.attachments.get({ emailId: 'in_x', id: 'att_x' }), NF],
+    status: 'works',
+    note: '`download_url` answers the bytes to an ADMIN key',
   },
-  'emails.receiving.attachments.list': {
-    status: 'not offered',
-    probe: [(r) => r.emails.receiving.attachments.list({ emailId: 'in_x' }), NF],
-  },
+  'emails.receiving.attachments.list': { status: 'works', note: 'as emails.receiving.attachments.get' },
 
   'events.send': { status: 'works', note: 'starts the automations the event triggers' },
   'events.create': {
@@ -715,6 +714,59 @@ describe('Resend SDK compatibility (docs/api/resend.md)', function () {
     const rotated = ok(await resend.webhooks.rotateSigningSecret(id)) as unknown as { signing_secret: string };
     expect(rotated.signing_secret).to.not.equal(created.signing_secret);
     ok(await resend.webhooks.remove(id));
+  });
+
+  it('emails.receiving: list, get; attachments.list, attachments.get', async () => {
+    const domain = org.domains['acme.test']!;
+    const raw = Buffer.from('From: pat@example.net\r\nTo: help@acme.test\r\nSubject: Hi\r\n\r\nHello\r\n');
+    const id = await insertInbound(api.deps.sql, {
+      orgId: org.organization.id,
+      domainId: domain.id,
+      source: 'mx',
+      mailFrom: 'pat@example.net',
+      rcptTo: ['help@acme.test'],
+      remoteAddress: '127.0.0.1',
+      raw,
+    });
+    const attachment = { id: newId('att'), filename: 'log.txt', contentType: 'text/plain', contentId: null };
+    await saveParsedInbound(api.deps.sql, id, {
+      orgId: org.organization.id,
+      domainId: domain.id,
+      kind: 'reply',
+      fromAddress: 'pat@example.net',
+      to: ['help@acme.test'],
+      cc: [],
+      subject: 'Hi',
+      text: 'Hello',
+      html: null,
+      headers: [{ key: 'subject', value: 'Hi' }],
+      messageId: null,
+      inReplyTo: null,
+      emailId: null,
+      autoReply: false,
+      attachments: [{ ...attachment, content: Buffer.from('line 1\n') }],
+    });
+    expect(ok(await resend.emails.receiving.list()).data.map((m) => m.id)).to.include(id);
+    const got = ok(await resend.emails.receiving.get(id)) as unknown as { subject: string; attachments: unknown[] };
+    expect(got.subject).to.equal('Hi');
+    expect(got.attachments).to.have.length(1);
+    const base = api.deps.config.baseUrl.replace(/\/+$/, '');
+    const expected = {
+      object: 'attachment',
+      id: attachment.id,
+      filename: 'log.txt',
+      content_type: 'text/plain',
+      content_id: null,
+      size: 7,
+      download_url: `${base}/api/v1/inbound/${id}/attachments/${attachment.id}`,
+    };
+    expect(ok(await resend.emails.receiving.attachments.list({ emailId: id })).data).to.deep.equal([expected]);
+    const one = ok(await resend.emails.receiving.attachments.get({ emailId: id, id: attachment.id }));
+    expect(one).to.deep.equal(expected);
+    const bytes = await fetch(expected.download_url.replace(base, api.url), {
+      headers: { authorization: `Bearer ${org.key.token}` },
+    });
+    expect(await bytes.text()).to.equal('line 1\n');
   });
 
   it("apiKeys: create with Resend's permission names and domain_id, list, remove", async () => {

@@ -152,6 +152,18 @@ export const audienceResponses: Record<string, Schema> = {
     ['attachments'],
     'A message received by the MX; `attachments` only on the single read.',
   ),
+  InboundAttachment: object({
+    object: constant('attachment'),
+    id: str,
+    filename: strOrNull,
+    content_type: str,
+    content_id: strOrNull,
+    size: int,
+    download_url: {
+      type: 'string',
+      description: 'The bytes: `GET /inbound/{id}/attachments/{attachment_id}` (ADMIN key).',
+    },
+  }),
   // `event`: Resend's name for `name`.
   EventAccepted: object({ object: constant('event'), id: str, name: str, event: str, contact_id: strOrNull }),
   InboundAccepted: object({ object: constant('list'), data: arrayOf(object({ id: str })) }),
