@@ -170,6 +170,11 @@ const ROWS: Row[] = [
   // Resend SDK shapes: a contact's topics, and contacts under an (ignored) audience id.
   ['PATCH', '/contacts/:id/topics', 'SEND', 'any', 'deny'],
   ['GET', '/contacts/:id/topics', 'SEND', 'any', 'allow'],
+  // A contact's segments (Resend SDK): membership decides what a contact receives, as its
+  // subscriptions do (closed to restricted keys); taking one out is a delete (FULL).
+  ['POST', '/contacts/:id/segments/:segment_id', 'SEND', 'any', 'deny'],
+  ['DELETE', '/contacts/:id/segments/:segment_id', 'FULL', 'any', 'deny'],
+  ['GET', '/contacts/:id/segments', 'SEND', 'any', 'allow'],
   ['POST', '/audiences/:audience_id/contacts', 'SEND', 'any', 'scoped'],
   ['GET', '/audiences/:audience_id/contacts', 'SEND', 'any', 'allow'],
   ['GET', '/audiences/:audience_id/contacts/:id', 'SEND', 'any', 'allow'],
@@ -259,6 +264,7 @@ const SCHEMAS: Record<string, Pick<RouteRule, 'body' | 'query' | 'upload'>> = {
   'PATCH /contacts/:id': { body: 'UpdateContact' },
   'POST /contacts/:id/subscriptions': { body: 'ContactSubscriptions' },
   'PATCH /contacts/:id/topics': { body: 'ContactTopicChoices' },
+  'GET /contacts/:id/segments': { query: 'ListSegmentsQuery' },
   'POST /audiences/:audience_id/contacts': { body: 'UpsertContact' },
   'GET /audiences/:audience_id/contacts': { query: 'ListContactsQuery' },
   'PATCH /audiences/:audience_id/contacts/:id': { body: 'UpdateContact' },

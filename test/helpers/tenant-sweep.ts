@@ -272,6 +272,19 @@ const contacts: Record<string, Entry> = {
     refused(`/contacts/${o.contact}/topics`, choice(v.topic)),
   ],
   'GET /contacts/:id/topics': (v) => [nf(`/contacts/${v.contact}/topics`)],
+  'POST /contacts/:id/segments/:segment_id': (v, o) => [
+    nf(`/contacts/${v.contact}/segments/${o.segment}`),
+    nf(`/contacts/${o.contact}/segments/${v.segment}`),
+    nf(`/contacts/${v.contact}/segments/${v.segment}`),
+  ],
+  'DELETE /contacts/:id/segments/:segment_id': (v, o) => [
+    nf(`/contacts/${v.contact}/segments/${o.segment}`),
+    nf(`/contacts/${o.contact}/segments/${v.segment}`),
+  ],
+  'GET /contacts/:id/segments': (v, o) => [
+    nf(`/contacts/${v.contact}/segments`),
+    own(`/contacts/${o.contact}/segments?after=${v.segment}`),
+  ],
 };
 
 const topicsAndSegments: Record<string, Entry> = {

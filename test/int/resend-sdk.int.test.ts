@@ -137,17 +137,11 @@ const TABLE: Record<string, Row> = {
   'contacts.topics.update': { status: 'works' },
   'contacts.topics.list': { status: 'works' },
   'contacts.segments.add': {
-    status: 'not offered',
-    probe: [(r) => r.contacts.segments.add({ contactId: 'ct_x', segmentId: 'seg_x' }), NF],
+    status: 'works',
+    note: 'a segment made without a filter is static; added to a filter segment, the contact is in whatever the filter says',
   },
-  'contacts.segments.list': {
-    status: 'not offered',
-    probe: [(r) => r.contacts.segments.list({ contactId: 'ct_x' }), NF],
-  },
-  'contacts.segments.remove': {
-    status: 'not offered',
-    probe: [(r) => r.contacts.segments.remove({ contactId: 'ct_x', segmentId: 'seg_x' }), NF],
-  },
+  'contacts.segments.list': { status: 'works', note: 'static and filter segments that hold the contact' },
+  'contacts.segments.remove': { status: 'works', note: 'the contact stays out, whatever the filter says (FULL key)' },
 
   'domains.create': {
     status: 'differs',
@@ -661,6 +655,35 @@ describe('Resend SDK compatibility (docs/api/resend.md)', function () {
     );
     expect(ok(await resend.contacts.imports.get(imported.id))).to.include({ id: imported.id });
     expect(ok(await resend.contacts.imports.list()).data.map((i) => i.id)).to.include(imported.id);
+  });
+
+  it('contacts.segments: add, list, remove; a static segment holds the contacts added to it', async () => {
+    const ann = ok(await resend.contacts.create({ email: 'ann@seg.test' })).id;
+    ok(await resend.contacts.create({ email: 'bob@seg.test' }));
+    const vip = ok(await resend.segments.create({ name: 'VIP' })).id;
+    const everyone = (
+      await api.request('POST', '/segments', {
+        token: org.key.token,
+        body: { name: 'Seg domain', filter: { field: 'email', op: 'ends_with', value: '@seg.test' } },
+      })
+    ).json.id as string;
+    const members = async (id: string) =>
+      (
+        (await api.request('GET', `/segments/${id}/contacts`, { token: org.key.token })).json.data as {
+          email: string;
+        }[]
+      )
+        .map((c) => c.email)
+        .sort();
+    expect(await members(vip)).to.deep.equal([]);
+    ok(await resend.contacts.segments.add({ contactId: ann, segmentId: vip }));
+    expect(await members(vip)).to.deep.equal(['ann@seg.test']);
+    const held = ok(await resend.contacts.segments.list({ email: 'ann@seg.test' }));
+    expect(held.data.map((x) => x.id).sort()).to.deep.equal([vip, everyone].sort());
+    ok(await resend.contacts.segments.remove({ email: 'ann@seg.test', segmentId: everyone }));
+    expect(await members(everyone)).to.deep.equal(['bob@seg.test']);
+    ok(await resend.contacts.segments.remove({ contactId: ann, segmentId: vip }));
+    expect(ok(await resend.contacts.segments.list({ contactId: ann })).data).to.deep.equal([]);
   });
 
   it('broadcasts: create, get, list, update, send, cancel, remove', async () => {

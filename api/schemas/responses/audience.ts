@@ -83,6 +83,19 @@ export const audienceResponses: Record<string, Schema> = {
     created_at: time,
   }),
   SegmentDeleted: deleted('segment'),
+  SegmentMembership: object({
+    object: constant('segment_membership'),
+    id: { type: 'string', description: 'The segment id (Resend’s answer names the segment so).' },
+    segment_id: str,
+    contact_id: str,
+  }),
+  SegmentMembershipDeleted: object({
+    object: constant('segment_membership'),
+    id: str,
+    segment_id: str,
+    contact_id: str,
+    deleted: constant(true),
+  }),
   Automation: object({
     object: constant('automation'),
     id: str,
