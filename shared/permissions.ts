@@ -143,6 +143,9 @@ const ROWS: Row[] = [
   // inbound (POST /inbound/raw is not here: it takes the install's INBOUND_SECRET, not an API key)
   ['GET', '/inbound', 'SEND', 'any', 'scoped'],
   ['GET', '/inbound/:id', 'SEND', 'any', 'scoped'],
+  ['GET', '/inbound/:id/attachments', 'SEND', 'any', 'scoped'],
+  // Resend's emails.receiving.attachments.get: an attachment's metadata and download URL.
+  ['GET', '/emails/receiving/:id/attachments/:attachment_id', 'SEND', 'any', 'scoped'],
   // The sender's bytes: the organization's administrators fetch them.
   ['GET', '/inbound/:id/attachments/:attachment_id', 'ADMIN', 'live', 'scoped'],
 
@@ -167,6 +170,11 @@ const ROWS: Row[] = [
   // Resend SDK shapes: a contact's topics, and contacts under an (ignored) audience id.
   ['PATCH', '/contacts/:id/topics', 'SEND', 'any', 'deny'],
   ['GET', '/contacts/:id/topics', 'SEND', 'any', 'allow'],
+  // A contact's segments (Resend SDK): membership decides what a contact receives, as its
+  // subscriptions do (closed to restricted keys); taking one out is a delete (FULL).
+  ['POST', '/contacts/:id/segments/:segment_id', 'SEND', 'any', 'deny'],
+  ['DELETE', '/contacts/:id/segments/:segment_id', 'FULL', 'any', 'deny'],
+  ['GET', '/contacts/:id/segments', 'SEND', 'any', 'allow'],
   ['POST', '/audiences/:audience_id/contacts', 'SEND', 'any', 'scoped'],
   ['GET', '/audiences/:audience_id/contacts', 'SEND', 'any', 'allow'],
   ['GET', '/audiences/:audience_id/contacts/:id', 'SEND', 'any', 'allow'],
@@ -256,6 +264,7 @@ const SCHEMAS: Record<string, Pick<RouteRule, 'body' | 'query' | 'upload'>> = {
   'PATCH /contacts/:id': { body: 'UpdateContact' },
   'POST /contacts/:id/subscriptions': { body: 'ContactSubscriptions' },
   'PATCH /contacts/:id/topics': { body: 'ContactTopicChoices' },
+  'GET /contacts/:id/segments': { query: 'ListSegmentsQuery' },
   'POST /audiences/:audience_id/contacts': { body: 'UpsertContact' },
   'GET /audiences/:audience_id/contacts': { query: 'ListContactsQuery' },
   'PATCH /audiences/:audience_id/contacts/:id': { body: 'UpdateContact' },
@@ -285,6 +294,10 @@ const ALIASES: [RouteRule['method'], string, string][] = [
   ['GET', '/api-keys', '/keys'],
   ['DELETE', '/api-keys/:id', '/keys/:id'],
   ['POST', '/webhooks/:id/signing-secret/rotate', '/webhooks/:id/rotate-secret'],
+  ['POST', '/events/send', '/events'],
+  ['GET', '/emails/receiving', '/inbound'],
+  ['GET', '/emails/receiving/:id', '/inbound/:id'],
+  ['GET', '/emails/receiving/:id/attachments', '/inbound/:id/attachments'],
 ];
 
 const OWN_ROUTES: RouteRule[] = ROWS.map(([method, path, tier, live, restricted, sending, bodyLimit, idempotent]) => ({

@@ -34,6 +34,24 @@ export const audienceOperations: OperationDocs = {
     example: [{ id: 'top_01J0000000000000000000000', subscription: 'opt_in' }],
   },
   'GET /contacts/:id/topics': { summary: 'List a contact’s topics (Resend SDK)', response: 'ContactTopics' },
+  'POST /contacts/:id/segments/:segment_id': {
+    summary: 'Add a contact to a segment',
+    description:
+      'The contact is in the segment from now on, whatever its filter says (a segment made without a filter is static: it holds the contacts added to it). Resend’s `contacts.segments.add`.',
+    response: 'SegmentMembership',
+    status: [201],
+  },
+  'DELETE /contacts/:id/segments/:segment_id': {
+    summary: 'Take a contact out of a segment',
+    description: 'The contact stays out of the segment, whatever its filter says. Resend’s `contacts.segments.remove`.',
+    response: 'SegmentMembershipDeleted',
+  },
+  'GET /contacts/:id/segments': {
+    summary: 'List the segments a contact is in',
+    description:
+      'Pages through the organization’s segments (`limit`, `after`) and answers those holding the contact now, by filter or membership: a page may hold fewer than `limit` while `has_more` is true.',
+    response: 'SegmentList',
+  },
   'POST /audiences/:audience_id/contacts': {
     summary: 'Create or update a contact (Resend SDK)',
     description: 'Same as `POST /contacts`; the audience id is ignored.',
@@ -95,7 +113,7 @@ export const audienceOperations: OperationDocs = {
   'POST /events': {
     summary: 'Record a custom event',
     description:
-      'Starts the automations triggered by this event name for the contact (created when the address is new).',
+      'Starts the automations triggered by this event name for the contact (created when the address is new). Resend’s names are accepted too: `event` for `name`, `payload` for `properties` (one of each).',
     response: 'EventAccepted',
     status: [202],
     example: { name: 'signed_up', email: 'ann@example.com' },

@@ -227,6 +227,18 @@ export const coreOperations: OperationDocs = {
 
   'GET /inbound': { summary: 'List received messages', response: 'InboundList' },
   'GET /inbound/:id': { summary: 'Get a received message', response: 'Inbound' },
+  'GET /inbound/:id/attachments': {
+    summary: 'List the attachments of a received message',
+    description:
+      'Each with `download_url`, the address of its bytes (`GET /inbound/{id}/attachments/{attachment_id}`, ADMIN).',
+    response: 'InboundAttachmentList',
+  },
+  'GET /emails/receiving/:id/attachments/:attachment_id': {
+    summary: 'Get an attachment of a received message (Resend SDK)',
+    description:
+      'Its metadata and `download_url` (Resend’s `emails.receiving.attachments.get`); the bytes are at `download_url`.',
+    response: 'InboundAttachment',
+  },
   'GET /inbound/:id/attachments/:attachment_id': {
     summary: 'Download an attachment of a received message',
     description: 'The attachment’s bytes as received, with its content type and `Content-Disposition: attachment`.',

@@ -69,6 +69,19 @@ function contentDisposition(filename: string): string {
   return `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(filename)}`;
 }
 
+/** An attachment as listed: its metadata and where its bytes are (an ADMIN key fetches them). */
+function renderAttachment(ctx: Parameters<Handler>[0], inboundId: string, a: InboundAttachmentRow) {
+  return {
+    object: 'attachment',
+    id: a.id,
+    filename: a.filename,
+    content_type: a.content_type,
+    content_id: a.content_id,
+    size: a.size,
+    download_url: `${ctx.deps.config.baseUrl.replace(/\/+$/, '')}/api/v1/inbound/${inboundId}/attachments/${a.id}`,
+  };
+}
+
 export const inboundHandlers: Handlers = {
   'GET /inbound': async (ctx) => {
     const q = routeQuery<Pagination>(ctx);
@@ -79,6 +92,20 @@ export const inboundHandlers: Handlers = {
   'GET /inbound/:id': async (ctx) => {
     const row = await visibleInbound(ctx);
     ctx.body = render(row, await inboundAttachments(ctx.deps.sql, row.id));
+  },
+
+  'GET /inbound/:id/attachments': async (ctx) => {
+    const row = await visibleInbound(ctx);
+    const rows = await inboundAttachments(ctx.deps.sql, row.id);
+    ctx.body = { object: 'list', has_more: false, data: rows.map((a) => renderAttachment(ctx, row.id, a)) };
+  },
+
+  // Resend's emails.receiving.attachments.get: the metadata and the download URL, not the bytes.
+  'GET /emails/receiving/:id/attachments/:attachment_id': async (ctx) => {
+    const row = await visibleInbound(ctx);
+    const a = (await inboundAttachments(ctx.deps.sql, row.id)).find((x) => x.id === ctx.params.attachment_id);
+    if (!a) throw notFound('Attachment');
+    ctx.body = renderAttachment(ctx, row.id, a);
   },
 
   'GET /inbound/:id/attachments/:attachment_id': async (ctx) => {

@@ -3,6 +3,7 @@ import type { Handlers } from '../types.js';
 import { auditLogHandlers } from './audit-log.js';
 import { automationHandlers } from './automations.js';
 import { broadcastHandlers } from './broadcasts.js';
+import { contactSegmentHandlers } from './contact-segments.js';
 import { subscriptionHandlers } from './contact-subscriptions.js';
 import { contactExportHandlers } from './contact-exports.js';
 import { contactImportHandlers } from './contact-imports.js';
@@ -37,6 +38,7 @@ export const allHandlers: Handlers = {
   ...contactImportHandlers,
   ...contactExportHandlers,
   ...subscriptionHandlers,
+  ...contactSegmentHandlers,
   ...topicHandlers,
   ...segmentHandlers,
   ...eventHandlers,

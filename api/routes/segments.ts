@@ -22,7 +22,7 @@ import { listEnvelope } from '../validate.js';
 import { renderContact } from './contacts-render.js';
 import { routeBody, routeQuery } from '../route-schemas.js';
 
-function render(s: SegmentRow) {
+export function renderSegment(s: SegmentRow) {
   return {
     object: 'segment',
     id: s.id,
@@ -62,17 +62,17 @@ export const segmentHandlers: Handlers = {
     await checkSegmentFilter(ctx.deps.sql, auth, body.filter);
     const segment = await insertSegment(ctx.deps.sql, { orgId: auth.org.id, name: body.name, filter: body.filter });
     ctx.status = 201;
-    ctx.body = render(segment);
+    ctx.body = renderSegment(segment);
   },
 
   'GET /segments': async (ctx) => {
     const q = routeQuery<SegmentListQuery>(ctx);
     const rows = await listSegments(ctx.deps.sql, ctx.state.auth.org.id, q);
-    ctx.body = listEnvelope(rows, q.limit, render);
+    ctx.body = listEnvelope(rows, q.limit, renderSegment);
   },
 
   'GET /segments/:id': async (ctx) => {
-    ctx.body = render(await segmentOr404(ctx.deps.sql, ctx.state.auth, ctx.params.id!));
+    ctx.body = renderSegment(await segmentOr404(ctx.deps.sql, ctx.state.auth, ctx.params.id!));
   },
 
   'PATCH /segments/:id': async (ctx) => {
@@ -81,7 +81,7 @@ export const segmentHandlers: Handlers = {
     if (body.filter !== undefined) await checkSegmentFilter(ctx.deps.sql, auth, body.filter);
     const segment = await updateSegment(ctx.deps.sql, auth.org.id, ctx.params.id!, body);
     if (!segment) throw notFound('Segment');
-    ctx.body = render(segment);
+    ctx.body = renderSegment(segment);
   },
 
   'DELETE /segments/:id': async (ctx) => {

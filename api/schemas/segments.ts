@@ -94,8 +94,9 @@ export const createSegmentSchema = {
   required: ['name'],
   properties: {
     name: { type: 'string', minLength: 1, maxLength: 100, format: 'label' },
-    // Absent (as from a Resend SDK, whose segments carry no filter): every contact.
-    filter: { ...filterRef, default: { all: [] } },
+    // Absent (as from a Resend SDK, whose segments carry no filter): a static segment, which
+    // selects nobody by itself and holds the contacts added to it (POST /contacts/{id}/segments/{id}).
+    filter: { ...filterRef, default: { any: [] } },
   },
   $defs: filterDefs,
 } as const;

@@ -171,6 +171,18 @@ export async function setSegmentMember(db: Db, segmentId: string, contactId: str
     on conflict (segment_id, contact_id) do update set included = excluded.included, updated_at = now()`;
 }
 
+/** Of `segments`, those the contact is in now (each by its filter and its added members). */
+export async function segmentsHolding(db: Db, orgId: string, contactId: string, segments: SegmentRow[]) {
+  const held: SegmentRow[] = [];
+  for (const s of segments) {
+    const [row] = await db<{ in: boolean }[]>`
+      select ${membershipCondition(db, orgId, s.id, s.filter)} as in
+      from contacts c where c.org_id = ${orgId} and c.id = ${contactId}`;
+    if (row?.in) held.push(s);
+  }
+  return held;
+}
+
 /** The contacts in the segment, newest first; fetches limit + 1 rows. */
 export async function listSegmentContacts(
   db: Db,

@@ -193,6 +193,13 @@ const reads: Record<string, Entry> = {
   ],
   'GET /inbound': (v) => [own('/inbound'), own(`/inbound?after=${v.inbound}`)],
   'GET /inbound/:id': (v) => [nfBound(`/inbound/${v.inbound}`)],
+  'GET /inbound/:id/attachments': (v) => [nfBound(`/inbound/${v.inbound}/attachments`)],
+  'GET /emails/receiving': (v) => [own('/emails/receiving'), own(`/emails/receiving?after=${v.inbound}`)],
+  'GET /emails/receiving/:id': (v) => [nfBound(`/emails/receiving/${v.inbound}`)],
+  'GET /emails/receiving/:id/attachments': (v) => [nfBound(`/emails/receiving/${v.inbound}/attachments`)],
+  'GET /emails/receiving/:id/attachments/:attachment_id': (v) => [
+    nfBound(`/emails/receiving/${v.inbound}/attachments/att_00000000000000000000000000`),
+  ],
   'GET /inbound/:id/attachments/:attachment_id': (v) => [
     nfBound(`/inbound/${v.inbound}/attachments/att_00000000000000000000000000`),
   ],
@@ -265,6 +272,19 @@ const contacts: Record<string, Entry> = {
     refused(`/contacts/${o.contact}/topics`, choice(v.topic)),
   ],
   'GET /contacts/:id/topics': (v) => [nf(`/contacts/${v.contact}/topics`)],
+  'POST /contacts/:id/segments/:segment_id': (v, o) => [
+    nf(`/contacts/${v.contact}/segments/${o.segment}`),
+    nf(`/contacts/${o.contact}/segments/${v.segment}`),
+    nf(`/contacts/${v.contact}/segments/${v.segment}`),
+  ],
+  'DELETE /contacts/:id/segments/:segment_id': (v, o) => [
+    nf(`/contacts/${v.contact}/segments/${o.segment}`),
+    nf(`/contacts/${o.contact}/segments/${v.segment}`),
+  ],
+  'GET /contacts/:id/segments': (v, o) => [
+    nf(`/contacts/${v.contact}/segments`),
+    own(`/contacts/${o.contact}/segments?after=${v.segment}`),
+  ],
 };
 
 const topicsAndSegments: Record<string, Entry> = {
@@ -291,6 +311,10 @@ const eventsAndBroadcasts: Record<string, Entry> = {
   'POST /events': (v) => [
     own('/events', { name: 'sweep', email: `${fresh('ev')}@example.com` }),
     refused('/events', { name: 'sweep', contact_id: v.contact }),
+  ],
+  'POST /events/send': (v) => [
+    own('/events/send', { event: 'sweep', email: `${fresh('ev')}@example.com`, payload: { plan: 'pro' } }),
+    refused('/events/send', { event: 'sweep', contact_id: v.contact }),
   ],
   'POST /broadcasts': (v, o) => [
     own('/broadcasts', broadcast(o)),

@@ -123,9 +123,9 @@ describe('topics, subscriptions and segments', () => {
       expect(updated.error).to.equal(null);
       const got = await resend.topics.get(id);
       expect(got.data).to.deep.include({ id, name: 'SDK 2', default_subscription: 'opt_in' });
-      const seg = await resend.segments.create({ name: 'Everyone' });
+      const seg = await resend.segments.create({ name: 'Members' });
       expect(seg.error).to.equal(null);
-      expect((await resend.segments.get(seg.data!.id)).data).to.deep.include({ name: 'Everyone', filter: { all: [] } });
+      expect((await resend.segments.get(seg.data!.id)).data).to.deep.include({ name: 'Members', filter: { any: [] } });
       expect((await resend.segments.remove(seg.data!.id)).error).to.equal(null);
       expect((await resend.topics.remove(id)).error).to.equal(null);
     });

@@ -83,6 +83,19 @@ export const audienceResponses: Record<string, Schema> = {
     created_at: time,
   }),
   SegmentDeleted: deleted('segment'),
+  SegmentMembership: object({
+    object: constant('segment_membership'),
+    id: { type: 'string', description: 'The segment id (Resend’s answer names the segment so).' },
+    segment_id: str,
+    contact_id: str,
+  }),
+  SegmentMembershipDeleted: object({
+    object: constant('segment_membership'),
+    id: str,
+    segment_id: str,
+    contact_id: str,
+    deleted: constant(true),
+  }),
   Automation: object({
     object: constant('automation'),
     id: str,
@@ -159,6 +172,19 @@ export const audienceResponses: Record<string, Schema> = {
     ['attachments'],
     'A message received by the MX; `attachments` only on the single read.',
   ),
-  EventAccepted: object({ object: constant('event'), id: str, name: str, contact_id: strOrNull }),
+  InboundAttachment: object({
+    object: constant('attachment'),
+    id: str,
+    filename: strOrNull,
+    content_type: str,
+    content_id: strOrNull,
+    size: int,
+    download_url: {
+      type: 'string',
+      description: 'The bytes: `GET /inbound/{id}/attachments/{attachment_id}` (ADMIN key).',
+    },
+  }),
+  // `event`: Resend's name for `name`.
+  EventAccepted: object({ object: constant('event'), id: str, name: str, event: str, contact_id: strOrNull }),
   InboundAccepted: object({ object: constant('list'), data: arrayOf(object({ id: str })) }),
 };

@@ -22,6 +22,7 @@ const LISTED = [
   'Automation',
   'AutomationRun',
   'Inbound',
+  'InboundAttachment',
   'ContactImport',
   'ContactExport',
   'AuditEntry',
