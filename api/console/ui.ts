@@ -256,9 +256,25 @@ export function stats(items: [string, number | string | Safe][], attrs?: Safe): 
   </dl>`;
 }
 
-/** A one-line banner after an action (?done=…), green. */
-export function doneBanner(text: string | null | undefined): Safe | string {
-  return text ? html`<p class="banner ok" role="status">${text}</p>` : '';
+/**
+ * A one-line banner after an action (?done=…): green for good news, red (`warn`) when the action
+ * ran but its outcome is bad (a DNS check that failed), so that the colour says what the words say.
+ */
+export function doneBanner(text: string | null | undefined, tone: 'ok' | 'warn' = 'ok'): Safe | string {
+  return text ? html`<p class="banner ${tone}" role="status" data-banner="${tone}">${text}</p>` : '';
+}
+
+/**
+ * A domain name that wraps only after its dots (never inside a label): each dot is followed by a
+ * line-break opportunity and the labels themselves do not break.
+ */
+export function domainName(name: string): Safe {
+  return html`<span class="dn">${name.split('.').map((label, i) => html`${i ? html`.<wbr />` : ''}${label}`)}</span>`;
+}
+
+/** An id (key_…, usr_…): monospace, on one line. */
+export function idCode(id: string): Safe {
+  return html`<code class="id">${id}</code>`;
 }
 
 /** A query parameter as a trimmed string ('' when absent or repeated). */

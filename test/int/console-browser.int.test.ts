@@ -27,7 +27,7 @@ describe('console in a browser', function () {
   let worker: DeliveryWorkers;
   let org: SeededOrg;
   let browser: TestBrowser;
-  const ids: Record<'grey' | 'scheduled' | 'xss', string> = { grey: '', scheduled: '', xss: '' };
+  const ids: Record<'grey' | 'scheduled' | 'xss' | 'key', string> = { grey: '', scheduled: '', xss: '', key: '' };
   const errors: string[] = [];
   /** CSP refusals inside the message frame: expected (remote images are off there). */
   const frameRefusals: string[] = [];
@@ -61,6 +61,7 @@ describe('console in a browser', function () {
     });
     worker = await startDeliveryWorker(deps, { sweepEverySeconds: 0 });
     const key = await org.mint({ permission: 'SEND', name: 'web app' });
+    ids.key = key.id;
     const test = await org.mint({ permission: 'SEND', mode: 'test', name: 'dev' });
     ids.grey = await send(key.token, {
       to: ['grey@dest.test'],
@@ -242,6 +243,8 @@ describe('console in a browser', function () {
       ['email-cancel', `/console/emails/${ids.scheduled}/cancel`],
       ['suppressions', '/console/suppressions'],
       ['keys', '/console/keys'],
+      ['key-rotate', `/console/keys/${ids.key}/rotate`],
+      ['audit', '/console/audit'],
       ['metrics', '/console/metrics'],
       ['domains', '/console/domains'],
       ['webhooks', '/console/webhooks'],
@@ -256,7 +259,7 @@ describe('console in a browser', function () {
         for (const [name, path] of pages) {
           await page.goto(`${api.url}${path}`);
           await check(page, `${name}${dark ? '-dark' : ''}`, width);
-          if (width === 1280 && name.startsWith('emails')) {
+          if (width === 1280 && (name.startsWith('emails') || name === 'keys')) {
             // On a desktop the list fits its card: long subjects and addresses are cut short.
             const hidden = (await page.evaluate(
               `[...document.querySelectorAll('.table-wrap')].map((el) => el.scrollWidth - el.clientWidth)`,
@@ -271,6 +274,11 @@ describe('console in a browser', function () {
             expect(Math.min(...subjects, Infinity), name).to.be.greaterThan(100);
           }
         }
+        // A key's actions are on screen at both widths (the table does not hide them to the right).
+        await page.goto(`${api.url}/console/keys`);
+        const rotate = await page.getByRole('link', { name: 'Rotate web app' }).boundingBox();
+        expect(rotate, 'Rotate web app').to.not.equal(null);
+        expect(rotate!.x + rotate!.width, 'Rotate web app').to.be.at.most(width);
         await page.goto(`${api.url}/console/login`); // signed in: sent on
         await context.close();
       }
