@@ -282,3 +282,10 @@ export function queryString(query: Record<string, unknown>, name: string, max = 
   const v = query[name];
   return typeof v === 'string' ? v.trim().slice(0, max) : '';
 }
+
+/** Live | Test as two links, the current one marked (emails, broadcasts, overview, metrics). */
+export function modeSwitch(current: 'live' | 'test', href: (mode: 'live' | 'test') => string): Safe {
+  const link = (m: 'live' | 'test', label: string) =>
+    html`<a href="${href(m)}" ${m === current ? html`aria-current="page"` : ''}>${label}</a>`;
+  return html`<nav class="toggle" aria-label="Mode">${link('live', 'Live')}${link('test', 'Test')}</nav>`;
+}

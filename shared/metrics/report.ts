@@ -1,7 +1,15 @@
 // The metrics report of GET /metrics and of the console's Metrics page (one code path, so the two
 // always show the same numbers): the daily series of a window that ends today (UTC), its totals
 // and rates, and an optional facet breakdown. Reads rollup rows only.
-import { keyNames, readFacet, readSeries, templateNames, type Facet, type FacetRow } from '../db/metrics.js';
+import {
+  keyNames,
+  readFacet,
+  readSeries,
+  readTestSeries,
+  templateNames,
+  type Facet,
+  type FacetRow,
+} from '../db/metrics.js';
 import type { Db } from '../db/pool.js';
 import { providerLabel } from '../mail/providers.js';
 import { FACET_FIELDS, ratesOf, SERIES_FIELDS, zeroCounts, type Counts } from './counters.js';
@@ -19,6 +27,8 @@ export interface MetricsRequest {
   facet?: Facet | undefined;
   /** With facet: only the row with this key (NONE_KEY for the empty one). */
   key?: string | undefined;
+  /** 'test': test-key mail, counted from its events (no facets); live mail otherwise. */
+  mode?: 'live' | 'test' | undefined;
 }
 
 export type SeriesRow = { day: string } & Record<string, number | string>;
@@ -83,7 +93,9 @@ export async function metricsReport(db: Db, r: MetricsRequest, now = Date.now())
   const from = utcDay(now - (r.days - 1) * DAY_MS);
   const domainKey = r.domain?.id ?? '';
 
-  const stored = new Map((await readSeries(db, r.orgId, domainKey, from, to)).map((row) => [row.day, row]));
+  const test = r.mode === 'test';
+  const read = test ? readTestSeries : readSeries;
+  const stored = new Map((await read(db, r.orgId, domainKey, from, to)).map((row) => [row.day, row]));
   const totals = zeroCounts();
   const series: SeriesRow[] = [];
   for (let i = r.days - 1; i >= 0; i--) {
@@ -92,7 +104,7 @@ export async function metricsReport(db: Db, r: MetricsRequest, now = Date.now())
     for (const [, col] of FACET_FIELDS) totals[col] += row[col];
     series.push({ day, ...pickCounts(row, SERIES_FIELDS) });
   }
-  const by = r.facet ? await facetRows(db, r, domainKey, from, to) : undefined;
+  const by = r.facet ? (test ? [] : await facetRows(db, r, domainKey, from, to)) : undefined;
   return {
     object: 'metrics',
     days: r.days,
