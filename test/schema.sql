@@ -984,6 +984,8 @@ CREATE INDEX email_raw_messages_recipient_idx ON public.email_raw_messages USING
 
 CREATE INDEX email_recipients_inflight_idx ON public.email_recipients USING btree (attempt_started_at) WHERE (attempt_started_at IS NOT NULL);
 
+CREATE INDEX email_recipients_org_domain_idx ON public.email_recipients USING btree (org_id, split_part(email, '@'::text, 2), email_id DESC);
+
 CREATE INDEX email_recipients_org_email_idx ON public.email_recipients USING btree (org_id, email text_pattern_ops, email_id DESC);
 
 CREATE INDEX email_recipients_pending_idx ON public.email_recipients USING btree (status, next_attempt_at) WHERE (status = ANY (ARRAY['queued'::text, 'sent'::text, 'delivery_delayed'::text]));

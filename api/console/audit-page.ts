@@ -1,11 +1,11 @@
 // The Audit page (admins; DESIGN §15): the organization's audit log, newest first, filtered by
 // action and actor, paged like the other lists. The rows are those of GET /api/v1/audit-log.
-import { listAuditEntries, type AuditRow } from '../../shared/db/audit.js';
+import { auditActorNames, listAuditEntries, type AuditRow } from '../../shared/db/audit.js';
 import { isId } from '../../shared/ids.js';
 import type { ApiContext } from '../types.js';
 import { html, when, type Safe } from './html.js';
 import { show, type ConsoleRequest } from './respond.js';
-import { card, dataTable, emptyState, hrefWith, pager, textField } from './ui.js';
+import { card, dataTable, emptyState, hrefWith, idCode, pager, textField } from './ui.js';
 
 const PAGE_SIZE = 50;
 
@@ -20,12 +20,19 @@ function detailText(d: Record<string, unknown>): string {
     .join('; ');
 }
 
-function row(a: AuditRow): Safe {
+function row(a: AuditRow, names: Map<string, string>): Safe {
+  const name = names.get(a.actor_id);
   return html`<tr data-audit="${a.id}">
-    <td>${when(a.created_at)}</td>
-    <td><code>${a.action}</code></td>
-    <td>${a.actor_type} <code>${a.actor_id}</code></td>
-    <td>${a.target_type} <code>${a.target_id}</code></td>
+    <td class="nowrap">${when(a.created_at)}</td>
+    <td class="nowrap"><code>${a.action}</code></td>
+    <td data-actor="${a.actor_id}">
+      ${a.actor_type === 'user' ? 'user' : 'key'}
+      ${name ? html`<strong data-actor-name>${name}</strong>` : html`<span class="muted">(deleted)</span>`}<br />
+      <a href="${hrefWith('/console/audit', { actor: a.actor_id })}" title="Only this actor's entries"
+        >${idCode(a.actor_id)}</a
+      >
+    </td>
+    <td>${a.target_type.replace(/_/g, ' ')}<br />${idCode(a.target_id)}</td>
     <td>${a.ip ?? ''}</td>
     <td class="muted">${detailText(a.detail)}</td>
   </tr>`;
@@ -60,12 +67,17 @@ export async function auditPage(ctx: ApiContext, { session }: ConsoleRequest): P
   const page = { limit: PAGE_SIZE, after: cursor('after'), before: cursor('before') };
   const rows = await listAuditEntries(ctx.deps.sql, session.org_id, filters, page);
   const shown = rows.slice(0, PAGE_SIZE);
+  const names = await auditActorNames(ctx.deps.sql, session.org_id, shown);
   const more = rows.length > PAGE_SIZE;
   const link = (c: Record<string, string>) => hrefWith('/console/audit', { ...filters, ...c });
   const older = shown.length && (more || page.before) ? link({ after: shown.at(-1)!.id }) : null;
   const newer = shown.length && (page.after || (page.before && more)) ? link({ before: shown[0]!.id }) : null;
   const list = shown.length
-    ? dataTable(['When', 'Action', 'Actor', 'Target', 'IP', 'Detail'], shown.map(row), { label: 'Audit log' })
+    ? dataTable(
+        ['When', 'Action', 'Actor', 'Target', 'IP', 'Detail'],
+        shown.map((a) => row(a, names)),
+        { label: 'Audit log' },
+      )
     : filters.action || filters.actor
       ? emptyState('No entry matches.', 'Try another action or actor, or clear the filter.')
       : emptyState('Nothing recorded yet.', 'Changes made in the console or with ADMIN and FULL keys appear here.');

@@ -16,7 +16,18 @@ import { MODES, type Mode } from '../../shared/keys.js';
 import type { ApiContext } from '../types.js';
 import { html, when, type Safe } from './html.js';
 import { show, type ConsoleRequest, type PageRule } from './respond.js';
-import { badge, card, details, emptyState, hrefWith, queryString, stateBadge, stats, tableCard } from './ui.js';
+import {
+  badge,
+  card,
+  details,
+  emptyState,
+  hrefWith,
+  modeSwitch,
+  queryString,
+  stateBadge,
+  stats,
+  tableCard,
+} from './ui.js';
 
 const PAGE_SIZE = 50;
 const ACTIVE = '/console/broadcasts';
@@ -42,14 +53,7 @@ async function broadcastsPage(ctx: ApiContext, { session }: ConsoleRequest): Pro
     0,
     PAGE_SIZE,
   );
-  const toggle = html`<nav class="toggle" aria-label="Mode">
-    ${MODES.map(
-      (m) =>
-        html`<a href="${hrefWith(ACTIVE, { mode: m })}" ${m === mode ? html`aria-current="page"` : ''}
-          >${m === 'live' ? 'Live' : 'Test'}</a
-        >`,
-    )}
-  </nav>`;
+  const toggle = modeSwitch(mode, (m) => hrefWith(ACTIVE, { mode: m }));
   const list = rows.length
     ? tableCard(
         [

@@ -22,6 +22,7 @@ import { dmarcSection } from './dmarc.js';
 import {
   card,
   doneBanner,
+  domainName,
   emptyState,
   hrefWith,
   queryString,
@@ -33,14 +34,24 @@ import {
 
 const ACTIVE = '/console/domains';
 
+/** What each record is for, in words (the API's `record` codes stay in `data-record`). */
+const RECORD_NAMES: Record<DomainRecord['record'], string> = {
+  DKIM: 'DKIM signature key',
+  SPF: 'SPF (bounce domain)',
+  MX_BOUNCE: 'Bounces (MX)',
+  MX_REPLY: 'Replies (MX)',
+  MX_INBOUND: 'Inbound mail (MX)',
+  DMARC: 'DMARC policy',
+};
+
 function recordsTable(records: DomainRecord[]): Safe {
   const rows = records.map((r, i) => {
     const id = `rec-${i}`;
     return html`<tr data-record="${r.record}">
-      <td>${r.record}</td>
+      <td>${RECORD_NAMES[r.record] ?? r.record}</td>
       <td>${r.type}</td>
       <td class="rec-name">
-        <code id="${id}-name">${r.name}</code>
+        <code id="${id}-name">${domainName(r.name)}</code>
         <button type="button" class="btn small" data-copy="#${id}-name" hidden>Copy name</button>
       </td>
       <td class="rec-value">
@@ -64,7 +75,7 @@ async function domainsPage(ctx: ApiContext, { session }: ConsoleRequest): Promis
     (d) =>
       html`<tr data-domain="${d.name}">
         <td>
-          <a class="row-link" href="/console/domains/${d.id}">${d.name}</a
+          <a class="row-link" href="/console/domains/${d.id}">${domainName(d.name)}</a
           >${d.demo ? html` <span class="badge neutral">demo</span>` : ''}
         </td>
         <td>${stateBadge(d.status)}</td>
@@ -100,7 +111,7 @@ async function addAction(ctx: ApiContext, { session, form }: ConsoleRequest): Pr
       : new ApiError('conflict', err.message);
   });
   await ctx.deps.auth.invalidateOrg(session.org_id);
-  await audit(ctx, session, 'domain.added', { type: 'domain', id: d.id }, { name: d.name });
+  await audit(ctx, session, 'domain.created', { type: 'domain', id: d.id }, { name: d.name });
   redirect(
     ctx,
     hrefWith(`/console/domains/${d.id}`, { done: `${d.name} is added: publish these records, then verify.` }),
@@ -129,6 +140,20 @@ function trackingForm(session: SessionRow, d: DomainRow): Safe {
   </form>`;
 }
 
+/**
+ * After Verify (?checked=1): the outcome of the check as the domain's status now says it, green
+ * only when it is verified.
+ */
+function checkedBanner(ctx: ApiContext, d: DomainRow): Safe | string {
+  if (queryString(ctx.query, 'checked') !== '1') return '';
+  return d.status === 'verified'
+    ? doneBanner(`DNS checked: ${d.name} is verified.`)
+    : doneBanner(
+        `DNS checked: ${d.name} is ${d.status.replace(/_/g, ' ')}. The records marked below are not found as published yet; publish them, wait for DNS, then verify again.`,
+        'warn',
+      );
+}
+
 async function domainPage(ctx: ApiContext, { session }: ConsoleRequest): Promise<void> {
   // The SPF record names the addresses of the domain's IP pool, as GET /domains/{id} shows it.
   const d = await withPoolSpfOne(ctx.deps.sql, await loadDomain(ctx, session));
@@ -144,7 +169,7 @@ async function domainPage(ctx: ApiContext, { session }: ConsoleRequest): Promise
     actions: html`${
         d.demo ? '' : postButton(session, `/console/domains/${d.id}/verify`, 'Verify DNS now', undefined, 'primary')
       } <a class="btn danger" href="/console/domains/${d.id}/delete">Delete</a>`,
-    body: html`${doneBanner(queryString(ctx.query, 'done'))}
+    body: html`${doneBanner(queryString(ctx.query, 'done'))}${checkedBanner(ctx, d)}
     ${
       d.demo
         ? html`<p class="muted">Nothing to publish. To send live mail, add a domain you own.</p>`
@@ -171,7 +196,7 @@ export async function verifyDomainAction(ctx: ApiContext, { session }: ConsoleRe
     'domain DNS check finished',
   );
   await audit(ctx, session, 'domain.verify_requested', { type: 'domain', id: d.id }, { status: saved.status });
-  redirect(ctx, hrefWith(`/console/domains/${d.id}`, { done: `DNS checked: ${d.name} is ${saved.status}.` }));
+  redirect(ctx, hrefWith(`/console/domains/${d.id}`, { checked: '1' }));
 }
 
 async function trackingAction(ctx: ApiContext, { session, form }: ConsoleRequest): Promise<void> {
@@ -182,7 +207,7 @@ async function trackingAction(ctx: ApiContext, { session, form }: ConsoleRequest
   };
   const patch = { track_opens: read('opens', 'Open tracking'), track_clicks: read('clicks', 'Click tracking') };
   if (!(await updateDomainTracking(ctx.deps.sql, d.id, patch))) throw notFound('Domain');
-  await audit(ctx, session, 'domain.tracking_changed', { type: 'domain', id: d.id }, patch);
+  await audit(ctx, session, 'domain.updated', { type: 'domain', id: d.id }, patch);
   redirect(ctx, hrefWith(`/console/domains/${d.id}`, { done: 'Tracking settings saved.' }));
 }
 

@@ -44,13 +44,19 @@ async function cancelConfirm(ctx: ApiContext, { session }: ConsoleRequest): Prom
   });
 }
 
-async function cancelAction(ctx: ApiContext, { session }: ConsoleRequest): Promise<void> {
-  const email = await loadOrgEmail(ctx, session);
+/** Cancels one message as POST /emails/{id}/cancel does, and records it; false when it was no longer cancelable. */
+export async function cancelOne(ctx: ApiContext, session: SessionRow, email: EmailRow, detail = {}): Promise<boolean> {
   const scope = { orgId: session.org_id, mode: email.mode, domainIds: [] };
   const row = await ctx.deps.sql.begin((tx) => cancelEmail(tx, scope, email.id));
-  if (!row) throw notCancelable(email);
+  if (!row) return false;
   await dropJob(ctx, email);
-  await audit(ctx, session, 'email.canceled', { type: 'email', id: email.id });
+  await audit(ctx, session, 'email.canceled', { type: 'email', id: email.id }, detail);
+  return true;
+}
+
+async function cancelAction(ctx: ApiContext, { session }: ConsoleRequest): Promise<void> {
+  const email = await loadOrgEmail(ctx, session);
+  if (!(await cancelOne(ctx, session, email))) throw notCancelable(email);
   redirect(ctx, detailPath(email));
 }
 
@@ -85,8 +91,20 @@ async function retryConfirm(ctx: ApiContext, { session }: ConsoleRequest): Promi
 async function retryAction(ctx: ApiContext, { session }: ConsoleRequest): Promise<void> {
   const email = await loadOrgEmail(ctx, session);
   const r = await recipientOf(ctx, email);
+  if (!(await retryOne(ctx, session, email, r))) throw notDeferred(r);
+  redirect(ctx, detailPath(email));
+}
+
+/** Retries one deferred recipient now and records it; false when it was no longer deferred. */
+export async function retryOne(
+  ctx: ApiContext,
+  session: SessionRow,
+  email: EmailRow,
+  r: RecipientDetail,
+  detail = {},
+): Promise<boolean> {
   const done = await retryRecipientNow(ctx.deps.sql, email.id, r.id);
-  if (!done) throw notDeferred(r);
+  if (!done) return false;
   const queue = deliveryQueue(ctx.deps.queues, email.stream);
   let moved = false;
   try {
@@ -108,8 +126,14 @@ async function retryAction(ctx: ApiContext, { session }: ConsoleRequest): Promis
       'retry job not moved; sweeper will',
     );
   }
-  await audit(ctx, session, 'recipient.retry_requested', { type: 'recipient', id: r.id }, { emailId: email.id, moved });
-  redirect(ctx, detailPath(email));
+  await audit(
+    ctx,
+    session,
+    'recipient.retry_requested',
+    { type: 'recipient', id: r.id },
+    { emailId: email.id, moved, ...detail },
+  );
+  return true;
 }
 
 async function blocking(ctx: ApiContext, session: SessionRow, email: EmailRow, r: RecipientDetail) {
@@ -143,14 +167,26 @@ async function unsuppressAction(ctx: ApiContext, { session }: ConsoleRequest): P
   const email = await loadOrgEmail(ctx, session);
   const r = await recipientOf(ctx, email);
   const rows = await blocking(ctx, session, email, r);
+  await unsuppress(ctx, session, rows);
+  redirect(ctx, detailPath(email));
+}
+
+/** Deletes these suppression rows and records each; returns how many were deleted. */
+export async function unsuppress(
+  ctx: ApiContext,
+  session: SessionRow,
+  rows: SuppressionRow[],
+  detail = {},
+): Promise<number> {
   const deleted = await deleteSuppressions(
     ctx.deps.sql,
     session.org_id,
     rows.map((s) => s.id),
   );
-  for (const s of deleted)
-    await audit(ctx, session, 'suppression.removed', { type: 'suppression', id: s.id }, { email: s.email });
-  redirect(ctx, detailPath(email));
+  for (const s of deleted) {
+    await audit(ctx, session, 'suppression.removed', { type: 'suppression', id: s.id }, { email: s.email, ...detail });
+  }
+  return deleted.length;
 }
 
 export const EMAIL_ACTION_PAGES: PageRule[] = [

@@ -93,9 +93,14 @@ export function parseFilters(query: Record<string, unknown>): ParsedFilters {
     else problems.push(`Status "${params.state}" is unknown; left out`);
   }
   if (params.to) {
-    const prefix = params.to.endsWith('*');
-    const value = params.to.replace(/\*+$/, '').toLowerCase();
-    if (value) search.recipient = { value, prefix };
+    const domain = /^\*?@([^@\s*]+)$/.exec(params.to);
+    if (domain) {
+      search.recipientDomain = domain[1]!.toLowerCase();
+    } else {
+      const prefix = params.to.endsWith('*');
+      const value = params.to.replace(/\*+$/, '').toLowerCase();
+      if (value) search.recipient = { value, prefix };
+    }
   }
   if (params.from) search.from = bareAddress(params.from);
   if (params.subject) {
@@ -161,7 +166,7 @@ export function filterForm(p: FilterParams, c: FilterChoices): Safe {
         value: p.to,
         type: 'search',
         placeholder: 'bob@example.com',
-        hint: 'Exact address, or end with * for a prefix',
+        hint: 'Exact address; end with * for a prefix; @example.com for a whole domain',
       })}
       ${selectField({
         name: 'state',

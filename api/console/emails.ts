@@ -14,7 +14,7 @@ import { emailDetailPage } from './email-detail.js';
 import { filterForm, listHref, parseFilters, type FilterParams } from './email-filters.js';
 import { html, when, type Safe } from './html.js';
 import { show, type ConsoleRequest, type PageRule } from './respond.js';
-import { badge, card, dataTable, emptyState, pager, stateBadge } from './ui.js';
+import { badge, card, dataTable, emptyState, modeSwitch, pager, stateBadge } from './ui.js';
 
 const PAGE_SIZE = 50;
 /** How many keys and templates the filter's selects offer. */
@@ -62,11 +62,7 @@ function row(e: EmailListRow): Safe {
 }
 
 function modeToggle(params: FilterParams): Safe {
-  const test = params.mode === 'test';
-  return html`<nav class="toggle" aria-label="Mode">
-    <a href="${listHref({ ...params, mode: 'live' })}" ${test ? '' : html`aria-current="page"`}>Live</a>
-    <a href="${listHref({ ...params, mode: 'test' })}" ${test ? html`aria-current="page"` : ''}>Test</a>
-  </nav>`;
+  return modeSwitch(params.mode === 'test' ? 'test' : 'live', (mode) => listHref({ ...params, mode }));
 }
 
 function emptyList(filtered: boolean, test: boolean, params: FilterParams): Safe {

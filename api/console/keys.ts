@@ -11,7 +11,7 @@ import type { ApiContext } from '../types.js';
 import { choice, field } from './form.js';
 import { csrfField, html, postButton, when, type Safe } from './html.js';
 import { redirect, show, type ConsoleRequest } from './respond.js';
-import { card, details, tableCard } from './ui.js';
+import { card, details, idCode, selectField, tableCard } from './ui.js';
 
 const PAGE_SIZE = 50;
 const GRACE_CHOICES: [number, string][] = [
@@ -40,21 +40,54 @@ function domainNames(domains: DomainRow[], ids: string[]): string {
 function keyActions(session: SessionRow, k: KeyRow): Safe {
   if (k.revoked_at || !mayManage(session, k)) return html``;
   const revoke = postButton(session, `/console/keys/${k.id}/revoke`, 'Revoke');
-  if (k.permission === 'ADMIN') return revoke;
-  const grace = html`<select name="expires_in" aria-label="Old token stops working">
-    ${GRACE_CHOICES.map(
-      ([s, label]) => html`<option value="${s}" ${s === 86400 ? html` selected` : ''}>old token ends ${label}</option>`,
-    )}
-  </select> `;
-  return html`${revoke} ${postButton(session, `/console/keys/${k.id}/rotate`, 'Rotate', grace)}`;
+  if (k.permission === 'ADMIN') return html`<div class="row-actions">${revoke}</div>`;
+  return html`<div class="row-actions">
+    ${revoke} <a class="btn" href="/console/keys/${k.id}/rotate" aria-label="Rotate ${k.name}">Rotate…</a>
+  </div>`;
 }
 
 function keyRow(session: SessionRow, domains: DomainRow[], k: KeyRow): Safe {
   return html`<tr data-key-id="${k.id}"${k.revoked_at ? html` class="revoked-row"` : ''}>
-<td${k.revoked_at ? html` class="revoked"` : ''}>${k.name}<br><code class="muted">${k.id}</code></td>
-<td><code>${k.token_prefix}…</code></td><td>${k.permission}</td><td>${k.mode}</td>
-<td>${domainNames(domains, k.domain_ids)}</td><td>${when(k.created_at)}</td><td>${when(k.last_used_at)}</td>
-<td>${k.revoked_at ? html`revoked ${when(k.revoked_at)}` : 'active'}</td><td>${keyActions(session, k)}</td></tr>`;
+    <td${k.revoked_at ? html` class="revoked"` : ''}><strong>${k.name}</strong><br />${idCode(k.id)}</td>
+    <td class="nowrap"><code>${k.token_prefix}…</code></td>
+    <td>
+      <span class="nowrap">${k.permission} · ${k.mode}</span><br /><span class="muted"
+        >${k.domain_ids.length ? domainNames(domains, k.domain_ids) : 'every domain'}</span
+      >
+    </td>
+    <td class="nowrap">created ${when(k.created_at)}<br />used ${when(k.last_used_at)}</td>
+    <td>${k.revoked_at ? html`revoked ${when(k.revoked_at)}` : 'active'}</td>
+    <td>${keyActions(session, k)}</td>
+  </tr>`;
+}
+
+/** Rotate's confirmation: when the old token stops working, then the POST that rotates. */
+export async function rotateConfirm(ctx: ApiContext, { session }: ConsoleRequest): Promise<void> {
+  const key = await managedKey(ctx, session);
+  if (key.permission === 'ADMIN' || key.revoked_at) throw new ApiError('invalid_state', 'This key cannot be rotated');
+  show(ctx, session, {
+    title: 'Rotate this key?',
+    active: '/console/keys',
+    body: html`<section class="card confirm">
+      <p>
+        <strong>${key.name}</strong> (${idCode(key.id)}) gets a new token, shown once. Its SMTP username stays the same;
+        the old token keeps working until the time you choose.
+      </p>
+      <form method="post" action="/console/keys/${key.id}/rotate" class="stack">
+        ${csrfField(session)}
+        ${selectField({
+          name: 'expires_in',
+          label: 'Old token stops working',
+          value: '86400',
+          options: GRACE_CHOICES.map(([s, label]) => [String(s), label]),
+        })}
+        <div class="confirm-actions">
+          <button type="submit" class="btn primary">Rotate key</button>
+          <a class="btn" href="/console/keys">Keep it, go back</a>
+        </div>
+      </form>
+    </section>`,
+  });
 }
 
 function mintForm(session: SessionRow, domains: DomainRow[]): Safe {
@@ -100,17 +133,7 @@ export async function keysPage(ctx: ApiContext, { session }: ConsoleRequest): Pr
     title: 'API keys',
     active: '/console/keys',
     body: html`${tableCard(
-      [
-        'Name',
-        'Prefix',
-        'Permission',
-        'Mode',
-        'Domains',
-        'Created',
-        'Last used',
-        'Status',
-        { label: 'Actions', hidden: true },
-      ],
+      ['Name', 'Token', 'Access', 'Created, last used', 'Status', { label: 'Actions', hidden: true }],
       keys.map((k) => keyRow(session, domains, k)),
       { label: 'API keys' },
     )}

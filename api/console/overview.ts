@@ -1,12 +1,58 @@
-// The overview: whether the organization may send (and why not), today's counts (the metrics
-// report of GET /metrics for one day, UTC), and the domains that need attention.
+// The overview: whether the organization may send (and why not), the getting-started steps a new
+// organization has left, today's counts and the last 30 days as a chart (the metrics report of
+// GET /metrics, UTC days; live or test mail), and the domains that need attention.
 import { listOrgDomains } from '../../shared/db/domains.js';
 import { countEmailsSince } from '../../shared/db/email-search.js';
+import { firstSteps, type FirstSteps } from '../../shared/db/orgs.js';
+import type { SessionRow } from '../../shared/db/users.js';
 import { metricsReport } from '../../shared/metrics/report.js';
 import type { ApiContext } from '../types.js';
-import { html } from './html.js';
+import { stackedDayChart } from './chart.js';
+import { html, type Safe } from './html.js';
+import { modeOf } from './metrics.js';
 import { show, type ConsoleRequest } from './respond.js';
-import { card, details, stateBadge } from './ui.js';
+import { card, details, domainName, hrefWith, modeSwitch, stateBadge } from './ui.js';
+
+/** The steps of a new organization, each with where to do it. */
+function checklist(session: SessionRow, steps: FirstSteps): Safe | string {
+  const admin = session.role === 'admin';
+  const items: [boolean, string, Safe | string][] = [
+    [
+      steps.domainVerified,
+      'Verify a sending domain',
+      admin
+        ? html`<a href="/console/domains">Add it and publish its DNS records</a>`
+        : 'an admin adds it under Domains',
+    ],
+    [steps.keyMinted, 'Mint an API key', html`<a href="/console/keys">API keys</a> (a SEND key is enough to send)`],
+    [
+      steps.emailSent,
+      'Send a first email',
+      html`<code>POST /api/v1/emails</code> or the SMTP relay; a test key keeps it on this machine`,
+    ],
+    [
+      steps.webhookAdded,
+      'Add a webhook',
+      admin
+        ? html`<a href="/console/webhooks">Webhooks</a>: hear about deliveries, bounces and complaints`
+        : 'an admin adds it under Webhooks',
+    ],
+  ];
+  const left = items.filter(([done]) => !done).length;
+  if (left === 0) return '';
+  return card(
+    html`<ol class="checklist" data-checklist>
+      ${items.map(
+        ([done, what, how]) =>
+          html`<li data-step-done="${String(done)}" class="${done ? 'done' : ''}">
+            <span class="check-mark" aria-hidden="true">${done ? '✓' : ''}</span>
+            <span><strong>${what}</strong>${done ? html` <span class="sr-only">(done)</span>` : html` — ${how}`}</span>
+          </li>`,
+      )}
+    </ol>`,
+    { title: `Getting started: ${items.length - left} of ${items.length} done` },
+  );
+}
 
 const TODAY: [key: 'sent' | 'delivered' | 'bouncedHard' | 'bouncedSoft' | 'complained' | 'opened', label: string][] = [
   ['sent', 'Sent'],
@@ -22,12 +68,16 @@ const TEST_COUNT_CAP = 10_000;
 
 export async function overviewPage(ctx: ApiContext, { session }: ConsoleRequest): Promise<void> {
   const { sql } = ctx.deps;
+  const mode = modeOf(ctx.query.mode);
+  const live = mode === 'live';
   const midnight = new Date(new Date().toISOString().slice(0, 10));
-  const [domains, today, testToday] = await Promise.all([
+  const [domains, trend, testToday, steps] = await Promise.all([
     listOrgDomains(sql, session.org_id),
-    metricsReport(sql, { orgId: session.org_id, domain: null, days: 1 }),
-    countEmailsSince(sql, session.org_id, 'test', midnight, TEST_COUNT_CAP),
+    metricsReport(sql, { orgId: session.org_id, domain: null, days: 30, mode }),
+    live ? countEmailsSince(sql, session.org_id, 'test', midnight, TEST_COUNT_CAP) : 0,
+    firstSteps(sql, session.org_id),
   ]);
+  const today = { totals: trend.series.at(-1)! };
   const verified = domains.filter((d) => d.status === 'verified').length;
   const attention = domains.filter((d) => d.status !== 'verified');
   const paused = session.sending_paused
@@ -46,13 +96,13 @@ export async function overviewPage(ctx: ApiContext, { session }: ConsoleRequest)
       ([k, label]) =>
         html`<div>
           <dt>${label}</dt>
-          <dd data-today="${k}">${today.totals[k]}</dd>
+          <dd data-today="${k}">${today.totals[k] ?? 0}</dd>
         </div>`,
     )}
   </dl>`;
   const domainList = attention.length
     ? html`<ul class="plain-list">
-          ${attention.map((d) => html`<li>${d.name} ${stateBadge(d.status)}</li>`)}
+          ${attention.map((d) => html`<li>${domainName(d.name)} ${stateBadge(d.status)}</li>`)}
         </ul>
         ${session.role === 'admin' ? html`<p><a href="/console/domains">Publish the DNS records and verify them</a></p>` : ''}`
     : html`<p class="muted">Every domain is verified.</p>`;
@@ -60,10 +110,14 @@ export async function overviewPage(ctx: ApiContext, { session }: ConsoleRequest)
     title: 'Overview',
     active: '/console',
     lead: html`${session.org_name}`,
-    body: html`${paused}
+    actions: modeSwitch(mode, (m) => hrefWith('/console', { mode: m === 'test' ? m : null })),
+    body: html`${paused}${checklist(session, steps)}
       ${card(
         html`${counts}
-          <p class="muted">Live mail, UTC day. <a href="/console/metrics">Metrics</a> has the history.</p>
+          <p class="muted">
+            ${live ? 'Live' : 'Test'} mail, UTC day.
+            <a href="${hrefWith('/console/metrics', { mode: live ? null : 'test' })}">Metrics</a> has more.
+          </p>
           ${
             testToday > 0
               ? html`<p data-test-today="${testToday}">
@@ -75,6 +129,12 @@ export async function overviewPage(ctx: ApiContext, { session }: ConsoleRequest)
               : ''
           }`,
         { title: 'Today' },
+      )}
+      ${card(
+        stackedDayChart(trend.series, { id: 'trend', title: 'Last 30 days, sent per day by outcome', height: 180 }),
+        {
+          title: 'Last 30 days',
+        },
       )}
       <div class="grid-2">
         ${card(domainList, { title: 'Domains needing attention' })}

@@ -14,7 +14,7 @@ import { auditPage } from './audit-page.js';
 import { DOMAIN_PAGES } from './domains.js';
 import { EMAIL_PAGES } from './emails.js';
 import { readForm } from './form.js';
-import { keysPage, mintKeyAction, revokeKeyAction, rotateKeyAction } from './keys.js';
+import { keysPage, mintKeyAction, revokeKeyAction, rotateConfirm, rotateKeyAction } from './keys.js';
 import { login, loginPage, logout } from './login.js';
 import { metricsPage } from './metrics.js';
 import { overviewPage } from './overview.js';
@@ -44,6 +44,7 @@ export const CONSOLE_PAGES: PageRule[] = [
   { method: 'GET', path: '/keys', role: 'member', page: keysPage },
   { method: 'POST', path: '/keys', role: 'member', page: mintKeyAction },
   { method: 'POST', path: '/keys/:id/revoke', role: 'member', page: revokeKeyAction },
+  { method: 'GET', path: '/keys/:id/rotate', role: 'member', page: rotateConfirm },
   { method: 'POST', path: '/keys/:id/rotate', role: 'member', page: rotateKeyAction },
   { method: 'GET', path: '/metrics', role: 'member', page: metricsPage },
   ...QUEUE_PAGES,

@@ -135,13 +135,13 @@ async function settingsPage(ctx: ApiContext, { session }: ConsoleRequest): Promi
 async function pauseAction(ctx: ApiContext, { session, form }: ConsoleRequest): Promise<void> {
   const reason = field(form, 'reason', 'Reason for pausing', 500);
   const o = await save(ctx, session, () => ({ sending_paused: true, sending_paused_reason: reason }));
-  await audit(ctx, session, 'organization.sending_paused', { type: 'organization', id: o.id }, { reason });
+  await audit(ctx, session, 'organization.paused', { type: 'organization', id: o.id }, { reason });
   redirect(ctx, hrefWith(ACTIVE, { done: 'Sending is paused.' }));
 }
 
 async function resumeAction(ctx: ApiContext, { session }: ConsoleRequest): Promise<void> {
   const o = await save(ctx, session, () => ({ sending_paused: false, sending_paused_reason: null }));
-  await audit(ctx, session, 'organization.sending_resumed', { type: 'organization', id: o.id });
+  await audit(ctx, session, 'organization.resumed', { type: 'organization', id: o.id });
   redirect(ctx, hrefWith(ACTIVE, { done: 'Sending is resumed.' }));
 }
 
@@ -149,7 +149,13 @@ async function trackingAction(ctx: ApiContext, { session, form }: ConsoleRequest
   const opens = choice(form, 'opens', 'Open tracking', ['on', 'off'] as const) === 'on';
   const clicks = choice(form, 'clicks', 'Click tracking', ['on', 'off'] as const) === 'on';
   const o = await save(ctx, session, () => ({ track_opens: opens, track_clicks: clicks }));
-  await audit(ctx, session, 'organization.tracking_changed', { type: 'organization', id: o.id }, { opens, clicks });
+  await audit(
+    ctx,
+    session,
+    'organization.updated',
+    { type: 'organization', id: o.id },
+    { change: 'tracking', opens, clicks },
+  );
   redirect(ctx, hrefWith(ACTIVE, { done: 'Tracking defaults saved.' }));
 }
 
@@ -175,7 +181,13 @@ async function addRuleAction(ctx: ApiContext, { session, form }: ConsoleRequest)
     if (current.alert_rules.length >= MAX_RULES) throw validationError(`At most ${MAX_RULES} alert rules`);
     return { alert_rules: [...current.alert_rules, rule] };
   });
-  await audit(ctx, session, 'organization.alert_rule_added', { type: 'organization', id: o.id }, { rule });
+  await audit(
+    ctx,
+    session,
+    'organization.updated',
+    { type: 'organization', id: o.id },
+    { change: 'alert_rule_added', rule },
+  );
   redirect(ctx, hrefWith(ACTIVE, { done: 'Alert rule added.' }));
 }
 
@@ -187,7 +199,13 @@ async function removeRuleAction(ctx: ApiContext, { session, form }: ConsoleReque
     removed = current.alert_rules[index];
     return { alert_rules: current.alert_rules.filter((_, i) => i !== index) };
   });
-  await audit(ctx, session, 'organization.alert_rule_removed', { type: 'organization', id: o.id }, { rule: removed });
+  await audit(
+    ctx,
+    session,
+    'organization.updated',
+    { type: 'organization', id: o.id },
+    { change: 'alert_rule_removed', rule: removed },
+  );
   redirect(ctx, hrefWith(ACTIVE, { done: 'Alert rule removed.' }));
 }
 

@@ -256,13 +256,36 @@ export function stats(items: [string, number | string | Safe][], attrs?: Safe): 
   </dl>`;
 }
 
-/** A one-line banner after an action (?done=…), green. */
-export function doneBanner(text: string | null | undefined): Safe | string {
-  return text ? html`<p class="banner ok" role="status">${text}</p>` : '';
+/**
+ * A one-line banner after an action (?done=…): green for good news, red (`warn`) when the action
+ * ran but its outcome is bad (a DNS check that failed), so that the colour says what the words say.
+ */
+export function doneBanner(text: string | null | undefined, tone: 'ok' | 'warn' = 'ok'): Safe | string {
+  return text ? html`<p class="banner ${tone}" role="status" data-banner="${tone}">${text}</p>` : '';
+}
+
+/**
+ * A domain name that wraps only after its dots (never inside a label): each dot is followed by a
+ * line-break opportunity and the labels themselves do not break.
+ */
+export function domainName(name: string): Safe {
+  return html`<span class="dn">${name.split('.').map((label, i) => html`${i ? html`.<wbr />` : ''}${label}`)}</span>`;
+}
+
+/** An id (key_…, usr_…): monospace, on one line. */
+export function idCode(id: string): Safe {
+  return html`<code class="id">${id}</code>`;
 }
 
 /** A query parameter as a trimmed string ('' when absent or repeated). */
 export function queryString(query: Record<string, unknown>, name: string, max = 320): string {
   const v = query[name];
   return typeof v === 'string' ? v.trim().slice(0, max) : '';
+}
+
+/** Live | Test as two links, the current one marked (emails, broadcasts, overview, metrics). */
+export function modeSwitch(current: 'live' | 'test', href: (mode: 'live' | 'test') => string): Safe {
+  const link = (m: 'live' | 'test', label: string) =>
+    html`<a href="${href(m)}" ${m === current ? html`aria-current="page"` : ''}>${label}</a>`;
+  return html`<nav class="toggle" aria-label="Mode">${link('live', 'Live')}${link('test', 'Test')}</nav>`;
 }

@@ -181,7 +181,7 @@ async function replayOneConfirm(ctx: ApiContext, { session }: ConsoleRequest): P
 async function replayOneAction(ctx: ApiContext, { session }: ConsoleRequest): Promise<void> {
   const w = await loadEndpoint(ctx, session);
   const d = await retryDelivery(ctx.deps, w, ctx.params.delivery_id ?? '');
-  await audit(ctx, session, 'webhook.delivery_replayed', { type: 'webhook_delivery', id: d.id }, { webhookId: w.id });
+  await audit(ctx, session, 'webhook_delivery.replayed', { type: 'webhook_delivery', id: d.id }, { webhookId: w.id });
   redirect(ctx, hrefWith(`/console/webhooks/${w.id}/deliveries/${d.id}`, { done: 'Replay queued.' }));
 }
 

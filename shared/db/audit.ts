@@ -67,3 +67,15 @@ export async function listAuditEntries(db: Db, orgId: string, f: AuditFilters, p
     where org_id = ${orgId} ${page.after ? db`and id < ${page.after}` : db``} ${filters}
     order by id desc limit ${page.limit + 1}`;
 }
+
+/** The people's emails and the keys' names of the actors of `rows` (an actor since deleted has none). */
+export async function auditActorNames(db: Db, orgId: string, rows: AuditRow[]): Promise<Map<string, string>> {
+  const users = [...new Set(rows.filter((r) => r.actor_type === 'user').map((r) => r.actor_id))];
+  const keys = [...new Set(rows.filter((r) => r.actor_type === 'key').map((r) => r.actor_id))];
+  if (users.length === 0 && keys.length === 0) return new Map();
+  const named = await db<{ id: string; name: string }[]>`
+    select id, email as name from users where org_id = ${orgId} and id = any(${users})
+    union all
+    select id, name from api_keys where org_id = ${orgId} and id = any(${keys})`;
+  return new Map(named.map((n) => [n.id, n.name]));
+}

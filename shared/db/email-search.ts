@@ -44,6 +44,8 @@ export interface EmailSearch {
   state?: EmailState | undefined;
   /** A recipient's address (lower case): exact, or every address that starts with it. */
   recipient?: { value: string; prefix: boolean } | undefined;
+  /** Every recipient at this domain (lower case, exactly the part after the @). */
+  recipientDomain?: string | undefined;
   /** The sender's bare address, lower case. */
   from?: string | undefined;
   /**
@@ -122,12 +124,18 @@ function conditions(db: Db, s: EmailSearch) {
       ? db`and e.id in (select x.email_id from email_recipients x where x.org_id = ${s.orgId}
              and x.email ~>=~ ${r.value} and x.email ~<~ ${prefixEnd(r.value)})`
       : db`and e.id in (select x.email_id from email_recipients x where x.org_id = ${s.orgId} and x.email = ${r.value})`;
+  // The expression of email_recipients_org_domain_idx (sql/000741_recipient_domain_search.sql).
+  const recipientDomain = s.recipientDomain
+    ? db`and e.id in (select x.email_id from email_recipients x where x.org_id = ${s.orgId}
+           and split_part(x.email, '@', 2) = ${s.recipientDomain})`
+    : db``;
   const words = s.subjectWords?.length
     ? db`and to_tsvector('simple', e.subject) @@ to_tsquery('simple', ${s.subjectWords.join(' & ')})`
     : db``;
   return db`e.org_id = ${s.orgId} and e.mode = ${s.mode}
     ${s.state ? db`and ${db.unsafe(STATE_SQL)} = ${s.state}` : db``}
     ${recipient}
+    ${recipientDomain}
     ${s.from ? db`and e.from_email = ${s.from}` : db``}
     ${words}
     ${s.domainId ? db`and e.domain_id = ${s.domainId}` : db``}

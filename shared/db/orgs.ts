@@ -111,3 +111,22 @@ export async function countPausedOrgs(db: Db): Promise<number> {
   const [row] = await db<{ n: string }[]>`select count(*) as n from organizations where sending_paused`;
   return Number(row!.n);
 }
+
+/** The getting-started steps of an organization (the console's overview shows the ones left). */
+export interface FirstSteps {
+  domainVerified: boolean;
+  keyMinted: boolean;
+  emailSent: boolean;
+  webhookAdded: boolean;
+}
+
+/** Each an index look-up that stops at the first row. */
+export async function firstSteps(db: Db, orgId: string): Promise<FirstSteps> {
+  const [row] = await db<{ d: boolean; k: boolean; e: boolean; w: boolean }[]>`
+    select
+      exists (select 1 from domains where org_id = ${orgId} and status = 'verified' and not demo) as d,
+      exists (select 1 from api_keys where org_id = ${orgId} and permission <> 'ADMIN' and revoked_at is null) as k,
+      exists (select 1 from emails where org_id = ${orgId}) as e,
+      exists (select 1 from webhooks where org_id = ${orgId}) as w`;
+  return { domainVerified: row!.d, keyMinted: row!.k, emailSent: row!.e, webhookAdded: row!.w };
+}

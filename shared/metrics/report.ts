@@ -5,6 +5,7 @@ import {
   keyNames,
   readFacet,
   readSeries,
+  readTestSeries,
   templateNames,
   zeroCounts,
   type Counts,
@@ -28,6 +29,8 @@ export interface MetricsRequest {
   facet?: Facet | undefined;
   /** With facet: only the row with this key (NONE_KEY for the empty one). */
   key?: string | undefined;
+  /** 'test': test-key mail, counted from its events (no facets); live mail otherwise. */
+  mode?: 'live' | 'test' | undefined;
 }
 
 export type SeriesRow = { day: string } & Record<string, number | string>;
@@ -92,7 +95,9 @@ export async function metricsReport(db: Db, r: MetricsRequest, now = Date.now())
   const from = utcDay(now - (r.days - 1) * DAY_MS);
   const domainKey = r.domain?.id ?? '';
 
-  const stored = new Map((await readSeries(db, r.orgId, domainKey, from, to)).map((row) => [row.day, row]));
+  const test = r.mode === 'test';
+  const read = test ? readTestSeries : readSeries;
+  const stored = new Map((await read(db, r.orgId, domainKey, from, to)).map((row) => [row.day, row]));
   const totals = zeroCounts();
   const series: SeriesRow[] = [];
   for (let i = r.days - 1; i >= 0; i--) {
@@ -101,7 +106,7 @@ export async function metricsReport(db: Db, r: MetricsRequest, now = Date.now())
     for (const [, col] of FACET_FIELDS) totals[col] += row[col];
     series.push({ day, ...pickCounts(row, SERIES_FIELDS) });
   }
-  const by = r.facet ? await facetRows(db, r, domainKey, from, to) : undefined;
+  const by = r.facet ? (test ? [] : await facetRows(db, r, domainKey, from, to)) : undefined;
   return {
     object: 'metrics',
     days: r.days,

@@ -171,6 +171,32 @@ describe('audit log', function () {
     expect(filtered.text).not.to.contain(`data-audit="${rows[1]!.id}"`);
   });
 
+  it('names one act alike from the API and the console, and shows who did it by name beside the id', async () => {
+    const viaApi = await api.request('POST', '/domains', { token: org.key.token, body: { name: 'api-made.test' } });
+    expect(viaApi.status, viaApi.text).to.be.oneOf([200, 201]);
+    const admin = new ConsoleClient(api.url);
+    await admin.login(org.user.email, org.user.password);
+    await admin.get('/console/domains');
+    const viaConsole = await admin.post('/console/domains', { name: 'console-made.test' });
+    expect(viaConsole.status, viaConsole.text).to.equal(303);
+    await admin.get('/console/settings');
+    expect((await admin.post('/console/settings/pause', { reason: 'audit check' })).status).to.equal(303);
+    expect((await admin.post('/console/settings/resume')).status).to.equal(303);
+
+    const rows = await entries('?limit=4');
+    expect(rows.map((r) => [r.action, r.actor.type])).to.deep.equal([
+      ['organization.resumed', 'user'],
+      ['organization.paused', 'user'],
+      ['domain.created', 'user'],
+      ['domain.created', 'key'],
+    ]);
+    const page = await admin.get('/console/audit?action=domain.created');
+    const actor = (id: string) => new RegExp(`data-actor="${id}"[^]*?data-actor-name>([^<]+)<`).exec(page.text)?.[1];
+    expect(actor(org.user.id)).to.equal(org.user.email);
+    const [key] = await api.deps.sql<{ name: string }[]>`select name from api_keys where id = ${org.key.id}`;
+    expect(actor(org.key.id)).to.equal(key!.name);
+  });
+
   it('never stores a token, signing secret or password', async () => {
     const rows = await api.deps.sql<{ text: string }[]>`select audit_log::text as text from audit_log`;
     expect(rows.length).to.be.greaterThan(8);

@@ -6,6 +6,7 @@
 // screenshot under test-output/console/. Without JavaScript the pages still work.
 import { expect } from 'chai';
 import type { BrowserContext, Page } from 'playwright-core';
+import { applyDeltas, type Delta } from '../../shared/db/metrics.js';
 import { startDeliveryWorker, type DeliveryWorkers } from '../../workers/delivery.js';
 import type { WorkerDeps } from '../../workers/deps.js';
 import { checkPage, launchBrowser, screenshot, type TestBrowser } from '../helpers/browser.js';
@@ -27,7 +28,7 @@ describe('console in a browser', function () {
   let worker: DeliveryWorkers;
   let org: SeededOrg;
   let browser: TestBrowser;
-  const ids: Record<'grey' | 'scheduled' | 'xss', string> = { grey: '', scheduled: '', xss: '' };
+  const ids: Record<'grey' | 'scheduled' | 'xss' | 'key', string> = { grey: '', scheduled: '', xss: '', key: '' };
   const errors: string[] = [];
   /** CSP refusals inside the message frame: expected (remote images are off there). */
   const frameRefusals: string[] = [];
@@ -61,6 +62,7 @@ describe('console in a browser', function () {
     });
     worker = await startDeliveryWorker(deps, { sweepEverySeconds: 0 });
     const key = await org.mint({ permission: 'SEND', name: 'web app' });
+    ids.key = key.id;
     const test = await org.mint({ permission: 'SEND', mode: 'test', name: 'dev' });
     ids.grey = await send(key.token, {
       to: ['grey@dest.test'],
@@ -95,6 +97,44 @@ describe('console in a browser', function () {
         (await api.deps.sql`select 1 from email_recipients where email = 'ok@dest.test' and status = 'delivered'`)
           .length,
     );
+    // Thirty days of history for the charts (the rollups as the metrics worker writes them), and
+    // an alert rule whose threshold the rate chart shows.
+    const acme = org.domains['acme.test']!.id;
+    const history: Delta[] = [];
+    for (let d = 0; d < 30; d++) {
+      const day = new Date(Date.now() - d * 86_400_000).toISOString().slice(0, 10);
+      const base = 400 + ((d * 37) % 150) + (d % 7 < 2 ? -250 : 0);
+      for (const [provider, share, stream] of [
+        ['gmail', 0.5, 'transactional'],
+        ['outlook', 0.3, 'broadcast'],
+        ['yahoo', 0.2, 'transactional'],
+      ] as const) {
+        const sent = Math.round(base * share);
+        const bounced = Math.round(sent * (0.01 + ((d * 13) % 5) / 200));
+        history.push({
+          orgId: org.organization.id,
+          day,
+          domainId: acme,
+          provider,
+          keyId: key.id,
+          templateId: '',
+          kind: '',
+          stream,
+          counts: {
+            sent,
+            delivered: sent - bounced - (d === 0 ? 5 : 0),
+            bounced_hard: Math.ceil(bounced / 2),
+            bounced_soft: Math.floor(bounced / 2),
+            complained: d % 9 === 0 ? 1 : 0,
+            opened: Math.round(sent * 0.3),
+          },
+        });
+      }
+    }
+    await applyDeltas(api.deps.sql, history);
+    await api.deps.sql`update organizations set alert_rules = ${api.deps.sql.json([
+      { metric: 'bounce', threshold: 5, min_volume: 100, window_days: 1, action: 'pause' },
+    ])} where id = ${org.organization.id}`;
     browser = await launchBrowser();
   });
 
@@ -242,7 +282,11 @@ describe('console in a browser', function () {
       ['email-cancel', `/console/emails/${ids.scheduled}/cancel`],
       ['suppressions', '/console/suppressions'],
       ['keys', '/console/keys'],
+      ['key-rotate', `/console/keys/${ids.key}/rotate`],
+      ['audit', '/console/audit'],
       ['metrics', '/console/metrics'],
+      ['metrics-test', '/console/metrics?mode=test&days=7'],
+      ['overview-test', '/console?mode=test'],
       ['domains', '/console/domains'],
       ['webhooks', '/console/webhooks'],
       ['users', '/console/users'],
@@ -256,7 +300,7 @@ describe('console in a browser', function () {
         for (const [name, path] of pages) {
           await page.goto(`${api.url}${path}`);
           await check(page, `${name}${dark ? '-dark' : ''}`, width);
-          if (width === 1280 && name.startsWith('emails')) {
+          if (width === 1280 && (name.startsWith('emails') || name === 'keys')) {
             // On a desktop the list fits its card: long subjects and addresses are cut short.
             const hidden = (await page.evaluate(
               `[...document.querySelectorAll('.table-wrap')].map((el) => el.scrollWidth - el.clientWidth)`,
@@ -271,6 +315,11 @@ describe('console in a browser', function () {
             expect(Math.min(...subjects, Infinity), name).to.be.greaterThan(100);
           }
         }
+        // A key's actions are on screen at both widths (the table does not hide them to the right).
+        await page.goto(`${api.url}/console/keys`);
+        const rotate = await page.getByRole('link', { name: 'Rotate web app' }).boundingBox();
+        expect(rotate, 'Rotate web app').to.not.equal(null);
+        expect(rotate!.x + rotate!.width, 'Rotate web app').to.be.at.most(width);
         await page.goto(`${api.url}/console/login`); // signed in: sent on
         await context.close();
       }

@@ -146,6 +146,11 @@ describe('console: emails', function () {
         ['to=BOB%40example.com', [ids.receipt!]],
         ['to=bob*', [ids.beta!, ids.receipt!]],
         ['to=dave%40example.org', [ids.receipt!]],
+        // Every message to a recipient domain (To, Cc or Bcc), with or without a leading *.
+        ['to=%40example.org', [ids.receipt!]],
+        ['to=*%40EXAMPLE.org', [ids.receipt!]],
+        ['to=%40example.com&subject=news', [ids.beta!]],
+        ['to=%40nowhere.example', []],
         ['from=news%40beta.test', [ids.beta!]],
         ['from=Acme+%3Chello%40acme.test%3E&to=eve*', [ids.xss!]],
         ['subject=receipt+ORDER', [ids.receipt!]],

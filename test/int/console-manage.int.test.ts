@@ -240,6 +240,14 @@ describe('console management pages', function () {
         expect(page.text).to.contain(`<code id="rec-${i}-value">${r.value.replace(/"/g, '&#34;')}</code>`);
         expect(page.text).to.contain(`data-copy="#rec-${i}-value"`);
       }
+      // Record kinds in words; the API's codes stay in data attributes only.
+      expect(page.text).to.contain('Bounces (MX)').and.to.contain('data-record="MX_BOUNCE"');
+      expect(page.text).not.to.match(/>\s*MX_BOUNCE\s*</);
+      // After a check, the banner's colour is its news: red while the records are not found.
+      await s.api.deps.sql`update domains set status = 'failed' where id = ${d!.id}`;
+      const failed = await admin.get(`/console/domains/${d!.id}?checked=1`);
+      expect(failed.text).to.match(/class="banner warn"[^>]*data-banner="warn">DNS checked: new-shop.test is failed\./);
+      expect(failed.text).not.to.contain('class="banner ok"');
       expectPageError(await admin.post('/console/domains', { name: 'new-shop.test' }), 409, 'conflict');
       expectPageError(await admin.post('/console/domains', { name: 'not a domain' }), 422, 'validation_error');
 
@@ -267,7 +275,12 @@ describe('console management pages', function () {
       const page = await admin.get(`/console/domains/${d!.id}`);
       expect(page.text).to.contain('not checked against DNS').and.to.contain('Nothing to publish');
       expect(page.text).not.to.contain('Verify DNS now').and.not.to.contain('rec-0-value');
-      expect((await admin.post(`/console/domains/${d!.id}/verify`)).status).to.equal(303);
+      const checked = await admin.post(`/console/domains/${d!.id}/verify`);
+      expect(checked.status).to.equal(303);
+      expect(checked.location).to.equal(`/console/domains/${d!.id}?checked=1`);
+      expect((await admin.get(checked.location!)).text).to.contain(
+        'data-banner="ok">DNS checked: demo-page.test is verified.',
+      );
       const [after] = await s.api.deps.sql`select status, last_checked_at from domains where id = ${d!.id}`;
       expect(after).to.deep.equal({ status: 'verified', last_checked_at: null });
     });
