@@ -240,21 +240,30 @@ export async function readSeries(db: Db, orgId: string, domainId: string, from: 
     order by day`;
 }
 
+/** A day's test-mode events of one kind, as `readTestEvents` groups them. */
+export interface TestEventCount {
+  day: string;
+  type: EventType;
+  bounce_type: BounceType | null;
+  blocked: boolean;
+  /** Events of the kind that day. */
+  n: number;
+  /** Recipients they concern. */
+  uniq: number;
+}
+
 /**
- * The daily series of test-mode mail, which the rollups never count: counted from the events
- * themselves (the same counters as live mail, `countersOf`; an open or click counts once per
- * recipient). Test mail stays on this machine, so the volumes are a developer's.
+ * Test-mode events per day and kind, which the rollups never count (shared/metrics/report.ts
+ * turns them into a series). Test mail stays on this machine, so the volumes are a developer's.
  */
-export async function readTestSeries(
+export async function readTestEvents(
   db: Db,
   orgId: string,
   domainId: string,
   from: string,
   to: string,
-): Promise<DayRow[]> {
-  const rows = await db<
-    { day: string; type: EventType; bounce_type: BounceType | null; blocked: boolean; n: number; uniq: number }[]
-  >`
+): Promise<TestEventCount[]> {
+  return await db<TestEventCount[]>`
     select to_char(created_at at time zone 'UTC', 'YYYY-MM-DD') as day, type, bounce_type, blocked,
       count(*)::int as n, count(distinct recipient_id)::int as uniq
     from events
@@ -262,14 +271,6 @@ export async function readTestSeries(
       and created_at >= ${from}::date and created_at < ${to}::date + 1
       ${domainId ? db`and domain_id = ${domainId}` : db``}
     group by 1, 2, 3, 4`;
-  const days = new Map<string, DayRow>();
-  for (const r of rows) {
-    const day = days.get(r.day) ?? { ...zeroCounts(), day: r.day };
-    days.set(r.day, day);
-    const times = r.type === 'email.opened' || r.type === 'email.clicked' ? r.uniq : r.n;
-    for (const [c, v] of Object.entries(countersOf(r)) as [Counter, number][]) day[c] += v * times;
-  }
-  return [...days.values()].sort((a, b) => (a.day < b.day ? -1 : 1));
 }
 
 /** Each domain's totals over a window (rows of domains with mail only), busiest first. */
