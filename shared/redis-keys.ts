@@ -41,6 +41,8 @@ export function redisKeys(prefix: string, opts: RedisKeyOptions = {}) {
      * restart without persistence, a failover to an empty replica) and the lost jobs are swept back.
      */
     deliverySentinel: `${prefix}:delivery:sentinel`,
+    /** The broadcast workers' own sentinel, as `deliverySentinel` is the delivery workers'. */
+    broadcastSentinel: `${prefix}:broadcast:sentinel`,
     /** JSON of the delivery sweeper's last finished run ({ finished_at, requeued }), for the console's Queues page. */
     deliverySweepLast: `${prefix}:delivery:sweep:last`,
     /**

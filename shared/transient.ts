@@ -24,9 +24,12 @@ const CODES = new Set([
   '40P01',
 ]);
 
-/** ioredis' words for a connection that is down (it throws plain Errors). */
+/**
+ * ioredis' words for a connection that is down (it throws plain Errors), and Redis's own answer
+ * while it reads its data back after a restart (`LOADING`).
+ */
 const REDIS_DOWN =
-  /Connection is closed|Stream isn't writeable|enableOfflineQueue|max retries per request|Command timed out|connect ETIMEDOUT|ECONNREFUSED|ECONNRESET/i;
+  /Connection is closed|Stream isn't writeable|enableOfflineQueue|max retries per request|Command timed out|connect ETIMEDOUT|ECONNREFUSED|ECONNRESET|^LOADING /i;
 
 export function isTransientError(err: unknown): boolean {
   if (typeof err !== 'object' || err === null) return false;
@@ -36,6 +39,12 @@ export function isTransientError(err: unknown): boolean {
   if (CODES.has(code) || /^08[0-9A-Z]{3}$/.test(code)) return true;
   return typeof e.message === 'string' && REDIS_DOWN.test(e.message);
 }
+
+/**
+ * How long a worker's job waits out an outage of Postgres or Redis before it fails as it would
+ * have (a sweeper then takes it over).
+ */
+export const OUTAGE_WAIT_MS = 10 * 60_000;
 
 export interface RetryOptions {
   /** Gives up (throws the last error) after this long; the work then fails as it would have. */

@@ -6,7 +6,10 @@
 // commit: enqueue the deliveries in bulk, then the next batch. A job whose cursor is no longer
 // the row's is stale (its batch committed), so a job that runs twice never repeats a batch; a
 // crash before the commit leaves the cursor where it was, and the retried job does the batch.
-// Cancel is seen at the lock of the next batch. A sweeper restarts sends whose next job is lost.
+// Cancel is seen at the lock of the next batch. An outage of Postgres or Redis is waited out by
+// the job itself (the batch, then each enqueue after the commit, is tried again until the store
+// answers), so a send goes on within seconds of its return; a sweeper restarts sends whose next
+// job is lost all the same.
 // Backpressure: while the delivery-broadcast queue holds BROADCAST_QUEUE_MAX waiting messages or
 // more, a batch stores nothing and looks again PACE_MS later (the broadcast's row is touched, so
 // the sweeper knows it is alive). A 100,000-contact broadcast then becomes messages as fast as
@@ -36,11 +39,21 @@ import { findTemplateVersion, type TemplateVersionRow } from '../shared/db/templ
 import { streamOf } from '../shared/prom/labels.js';
 import { enqueueMail, QUEUE_NAMES, TAKEOVER_LOCKS, type BroadcastJob } from '../shared/queues.js';
 import type { SegmentFilter } from '../shared/segment-filter.js';
+import { OUTAGE_WAIT_MS, retryTransient, type RetryOptions } from '../shared/transient.js';
 import type { QueueConsumer, WorkerDeps } from './deps.js';
+import { SweepTrigger } from './delivery/sweep-trigger.js';
 import { runEvery } from './periodic.js';
 import { logWorkerErrors } from './worker-errors.js';
 
 export const DEFAULT_BATCH_SIZE = 500;
+/** The timed sweep's grace (seconds): a send untouched this long has lost its next job. */
+const SWEEP_GRACE_SECONDS = 120;
+/**
+ * The grace of a sweep triggered by Redis coming back or losing its data: a send whose next job
+ * was lost (or whose first job the web process could not add) goes on within seconds. A send
+ * untouched this long is swept; a follow-up sweep catches the ones younger than that.
+ */
+const TRIGGERED_GRACE_SECONDS = 5;
 /** How long a batch held back by a full broadcast queue waits before it looks again. */
 export const PACE_MS = 250;
 
@@ -187,44 +200,61 @@ async function queueFull(deps: WorkerDeps): Promise<boolean> {
   }
 }
 
-/** One batch of a send; enqueues its deliveries and the next batch after the commit. */
+/** How a batch waits out an outage: told when it starts waiting, stopped when the worker closes. */
+export type OutageWait = Pick<RetryOptions, 'onWait' | 'stopped'>;
+
+/**
+ * One batch of a send; enqueues its deliveries and the next batch after the commit. An outage of
+ * Postgres or Redis is waited out: the batch runs again from its lock (a batch whose commit
+ * landed finds its cursor moved, and is not repeated), an enqueue after the commit is tried
+ * again with what the commit stored.
+ */
 export async function processBroadcastBatch(
   deps: WorkerDeps,
   job: BroadcastJob,
   batchSize = DEFAULT_BATCH_SIZE,
+  wait: OutageWait = {},
 ): Promise<BatchResult> {
+  const untilAnswered = <T>(fn: () => Promise<T>) => retryTransient(fn, { maxMs: OUTAGE_WAIT_MS, ...wait });
   const full = await queueFull(deps);
   const links = { baseUrl: deps.config.baseUrl, secret: deps.config.secretKey };
-  const result = await deps.sql.begin((tx) => runBatch(tx, job, { batchSize, queueFull: full, links }));
+  const result = await untilAnswered(() =>
+    deps.sql.begin((tx) => runBatch(tx, job, { batchSize, queueFull: full, links })),
+  );
   if (result.kind === 'paced') {
-    await enqueueBatch(deps.queues, job.broadcastId, job.after, {
-      delayMs: PACE_MS,
-      jobId: `${batchJobId(job.broadcastId, job.after)}-paced-${Date.now()}`,
-    });
+    const jobId = `${batchJobId(job.broadcastId, job.after)}-paced-${Date.now()}`;
+    await untilAnswered(() => enqueueBatch(deps.queues, job.broadcastId, job.after, { delayMs: PACE_MS, jobId }));
     return result;
   }
   if (result.kind === 'early') {
-    await enqueueBatch(deps.queues, job.broadcastId, job.after, {
-      delayMs: result.delayMs,
-      jobId: `${job.broadcastId}-start-${Date.now() + result.delayMs}`,
-    });
+    const jobId = `${job.broadcastId}-start-${Date.now() + result.delayMs}`;
+    await untilAnswered(() =>
+      enqueueBatch(deps.queues, job.broadcastId, job.after, { delayMs: result.delayMs, jobId }),
+    );
     return result;
   }
   if (result.kind === 'idle') return result;
   if (result.emailIds.length > 0) {
     deps.prom.inc('tern_emails_accepted_total', ['broadcast', streamOf('broadcast')], result.emailIds.length);
-    // A lost add leaves the messages queued without a job: the delivery sweeper enqueues them.
-    await enqueueMail(
-      deps.queues,
-      result.emailIds.map((emailId) => ({ emailId, orgId: result.orgId, stream: 'broadcast', jobId: emailId })),
-    );
+    // Job ids are the email ids: an enqueue tried again adds no second job.
+    const requests = result.emailIds.map((emailId) => ({
+      emailId,
+      orgId: result.orgId,
+      stream: 'broadcast' as const,
+      jobId: emailId,
+    }));
+    await untilAnswered(() => enqueueMail(deps.queues, requests));
   }
-  if (result.kind === 'more') await enqueueBatch(deps.queues, job.broadcastId, result.cursor);
+  if (result.kind === 'more') await untilAnswered(() => enqueueBatch(deps.queues, job.broadcastId, result.cursor));
   return result;
 }
 
 /** Re-enqueues the batch of sends that stalled (their next job lost to Redis); returns how many. */
-export async function sweepBroadcasts(deps: WorkerDeps, graceSeconds = 120, limit = 100): Promise<number> {
+export async function sweepBroadcasts(
+  deps: WorkerDeps,
+  graceSeconds = SWEEP_GRACE_SECONDS,
+  limit = 100,
+): Promise<number> {
   const stalled = await findStalledBroadcasts(deps.sql, graceSeconds, limit);
   const stamp = Date.now();
   for (const b of stalled) {
@@ -245,10 +275,18 @@ export interface BroadcastWorkerOptions {
 
 export function startBroadcastWorker(deps: WorkerDeps, opts: BroadcastWorkerOptions = {}): Worker<BroadcastJob> {
   const batchSize = opts.batchSize ?? DEFAULT_BATCH_SIZE;
+  let closing = false;
   const worker = new Worker<BroadcastJob>(
     QUEUE_NAMES.broadcast,
     async (job: Job<BroadcastJob>) => {
-      const r = await processBroadcastBatch(deps, job.data, batchSize);
+      const r = await processBroadcastBatch(deps, job.data, batchSize, {
+        stopped: () => closing,
+        onWait: (err) =>
+          deps.logger.warn(
+            { event: 'BROADCAST_WAITING_FOR_STORE', broadcastId: job.data.broadcastId, err },
+            'broadcast batch waiting for Postgres/Redis',
+          ),
+      });
       return r.kind === 'done' || r.kind === 'more' ? { kind: r.kind, counts: r.counts } : r;
     },
     { connection: deps.bull, prefix: deps.redisKeys.bullPrefix, concurrency: opts.concurrency ?? 4, ...TAKEOVER_LOCKS },
@@ -257,6 +295,7 @@ export function startBroadcastWorker(deps: WorkerDeps, opts: BroadcastWorkerOpti
     deps.logger.error({ event: 'BROADCAST_BATCH_FAILED', broadcastId: job?.data.broadcastId, err }, 'batch failed'),
   );
   logWorkerErrors(worker, deps.logger, 'BROADCAST_WORKER_ERROR');
+  worker.on('closing', () => (closing = true));
   const every = opts.sweepEveryMs ?? 60_000;
   if (every > 0) {
     const stop = runEvery(
@@ -264,7 +303,19 @@ export function startBroadcastWorker(deps: WorkerDeps, opts: BroadcastWorkerOpti
       () => sweepBroadcasts(deps),
       (err) => deps.logger.warn({ event: 'BROADCAST_SWEEP_FAILED', err }, 'broadcast sweep failed'),
     );
-    worker.on('closing', stop);
+    const trigger = new SweepTrigger(
+      deps,
+      (why) =>
+        sweepBroadcasts(deps, TRIGGERED_GRACE_SECONDS).catch((err: unknown) =>
+          deps.logger.warn({ event: 'BROADCAST_SWEEP_FAILED', err, why }, 'broadcast sweep failed'),
+        ),
+      (TRIGGERED_GRACE_SECONDS + 1) * 1000,
+      { sentinel: deps.redisKeys.broadcastSentinel },
+    );
+    worker.on('closing', () => {
+      stop();
+      void trigger.close();
+    });
   }
   return worker;
 }

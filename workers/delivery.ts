@@ -28,7 +28,7 @@ import { settleResumed, type Resumable } from './delivery/journal.js';
 import { joinProcess, leaveProcess, newBatched, type Batched, type ProcessOptions } from './delivery/process-shared.js';
 import { scheduleNext, startSweeper, startSweeps, SWEEP_JOB } from './delivery/schedule.js';
 import { ProgressWatchdog, type WatchdogOptions } from './delivery/watchdog.js';
-import { retryTransient } from '../shared/transient.js';
+import { OUTAGE_WAIT_MS, retryTransient } from '../shared/transient.js';
 import { deliverLive, type LiveContext } from './delivery/send.js';
 import * as tracker from '../shared/tracking.js';
 import { deliverTest } from './delivery/test-mode.js';
@@ -201,9 +201,6 @@ export interface DeliveryWorkerOptions extends ProcessOptions {
   rescheduleEveryMs?: number;
   watchdog?: WatchdogOptions;
 }
-
-/** A job waits this long at most for Postgres or Redis to come back before it fails (then the sweeper retries it). */
-const OUTAGE_WAIT_MS = 10 * 60_000;
 
 /**
  * The worker of one stream's delivery queue (`delivery` or `delivery-broadcast`), with batches of

@@ -43,6 +43,7 @@ export const FAULTS: Fault[] = [
   { name: 'web-kill', inject: killAndRestart('web') },
   {
     name: 'redis-restart',
+    recoverWithin: 10,
     inject: async (s) => {
       await s.redis.kill();
       await sleep(3000);
@@ -62,6 +63,7 @@ export const FAULTS: Fault[] = [
   },
   {
     name: 'postgres-restart',
+    recoverWithin: 10,
     inject: async (s) => {
       await s.pg.stopImmediate();
       await sleep(3000);

@@ -153,11 +153,16 @@ export async function startSweeps(
   const trigger = new SweepTrigger(
     deps,
     async (why) => {
-      await reassert();
-      const n = await startSweeper.sweep(deps, grace);
-      deps.logger.info({ event: 'DELIVERY_SWEEP_TRIGGERED', why, requeued: n }, 'swept at once');
+      try {
+        await reassert();
+        const n = await startSweeper.sweep(deps, grace);
+        deps.logger.info({ event: 'DELIVERY_SWEEP_TRIGGERED', why, requeued: n }, 'swept at once');
+      } catch (err) {
+        deps.logger.warn({ event: 'DELIVERY_SWEEP_FAILED', err, why }, 'delivery sweep failed');
+      }
     },
     (grace + 1) * 1000,
+    { sentinel: deps.redisKeys.deliverySentinel },
   );
   return async () => {
     clearInterval(timer);

@@ -1,7 +1,7 @@
-// Runs the delivery sweep at once when Redis may have lost jobs, instead of at the next timed
-// sweep: when a Redis connection comes back after a break, and when the sentinel key the
-// delivery workers keep is found missing (Redis lost its data: FLUSHALL, a restart without
-// persistence, a failover to an empty replica). One sweep runs at a time; a trigger during a
+// Runs a sweep (the delivery sweep, the broadcast sweep) at once when Redis may have lost jobs,
+// instead of at the next timed sweep: when a Redis connection comes back after a break, and when
+// the sentinel key the sweep's workers keep is found missing (Redis lost its data: FLUSHALL, a
+// restart without persistence, a failover to an empty replica). One sweep runs at a time; a trigger during a
 // sweep runs another one after it. Each trigger also sweeps once more `followUpMs` later: a
 // message stored (or due) in the seconds before the loss was too young for the first sweep's
 // grace, and would otherwise wait for the timed sweep.
@@ -10,6 +10,12 @@ import type { WorkerDeps } from '../deps.js';
 
 export const SENTINEL_CHECK_MS = 2000;
 const FOLLOW_UP = ' (follow-up)';
+
+export interface TriggerOptions {
+  /** The sweep's own sentinel key (SET NX answers OK to one process per loss). */
+  sentinel: string;
+  checkEveryMs?: number;
+}
 
 export class SweepTrigger {
   private running: Promise<void> | null = null;
@@ -22,9 +28,10 @@ export class SweepTrigger {
 
   constructor(
     private readonly deps: WorkerDeps,
+    /** The sweep; it logs its own failure (its sweeper's event code). */
     private readonly run: (why: string) => Promise<unknown>,
     private readonly followUpMs: number,
-    checkEveryMs = SENTINEL_CHECK_MS,
+    private readonly opts: TriggerOptions,
   ) {
     this.onReady = () => {
       if (!this.broken) return;
@@ -35,7 +42,7 @@ export class SweepTrigger {
       c.on('close', this.onClose);
       c.on('ready', this.onReady);
     }
-    this.timer = setInterval(() => void this.checkSentinel(), checkEveryMs).unref();
+    this.timer = setInterval(() => void this.checkSentinel(), opts.checkEveryMs ?? SENTINEL_CHECK_MS).unref();
     void this.checkSentinel();
   }
 
@@ -46,7 +53,7 @@ export class SweepTrigger {
   /** SET NX answers OK only when the key was missing: this process is the one to sweep. */
   private async checkSentinel(): Promise<void> {
     try {
-      const set = await this.deps.redis.set(this.deps.redisKeys.deliverySentinel, String(Date.now()), 'NX');
+      const set = await this.deps.redis.set(this.opts.sentinel, String(Date.now()), 'NX');
       if (set === 'OK') this.fire('redis lost its data (or is new)');
     } catch {
       // Redis is away: the reconnection will fire.
@@ -66,9 +73,7 @@ export class SweepTrigger {
       try {
         do {
           this.again = false;
-          await this.run(why).catch((err: unknown) =>
-            this.deps.logger.warn({ event: 'DELIVERY_SWEEP_FAILED', err, why }, 'delivery sweep failed'),
-          );
+          await this.run(why).catch(() => undefined); // `run` logs its own failures
         } while (this.again);
       } finally {
         this.running = null;
