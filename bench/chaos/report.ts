@@ -141,13 +141,15 @@ function recovery(
     if (at === undefined) return { recovery: null, slowest: `message ${x.key} not at the sink` };
     if (at > last) [last, slowest] = [at, `message ${x.key} at the sink`];
   }
+  // Told apart from the webhooks: how long delivery itself took to recover.
+  const messages = `the last message at the sink ${((last - repairedAt) / 1000).toFixed(1)} s after the repair`;
   for (const e of events) {
     if (e.email_at.getTime() >= repairedAt) continue;
     const at = s.receiver.firstAt.get(keyOf(e));
     if (at === undefined) return { recovery: null, slowest: `${e.type} of ${e.email_id} not at the receiver` };
     if (at > last) [last, slowest] = [at, `${e.type} of ${e.email_id} at the receiver`];
   }
-  return { recovery: (last - repairedAt) / 1000, slowest };
+  return { recovery: (last - repairedAt) / 1000, slowest: `${slowest}; ${messages}` };
 }
 
 /** Everything accepted arrived, nothing waits, every stored event reached the receiver. */

@@ -1,8 +1,12 @@
 // A receiving server that closes idle connections (smtp-server's `socketTimeout`, Postfix's
 // `smtpd_timeout`, Gmail after a few minutes), through the real delivery worker: after the
 // server has closed every connection of the pool, the next messages are delivered like the first
-// ones (the closed connections' slots came back to the pool).
+// ones (the closed connections' slots came back to the pool). And the race of that close with a
+// reuse: a message whose reused connection the server closes at its MAIL FROM goes out on
+// another connection at once, not at its next attempt.
 import { expect } from 'chai';
+import { newId } from '../../shared/ids.js';
+import { Outbound, type AttemptResult, type OutboundMessage } from '../../shared/mail/outbound/index.js';
 import { startDeliveryWorker } from '../../workers/delivery.js';
 import { enqueueEmail, giveDkimKey, seedEmail } from '../helpers/mail-seed.js';
 import { seedOrg, type SeededOrg } from '../helpers/seed.js';
@@ -82,6 +86,55 @@ describe('delivery worker: a receiving server that closes idle connections every
     } finally {
       await worker.close();
       await deps.close();
+    }
+  });
+});
+
+describe('outbound: the server closes a connection just as it is reused', () => {
+  let sink: Sink;
+  /** When set, the next MAIL FROM is answered by the idle timeout's 421 and the close instead. */
+  let closeAtNextMail = false;
+
+  before(async () => {
+    sink = await startSink(() => null, {
+      disabledCommands: ['AUTH', 'STARTTLS'],
+      onMailFrom(_address, session, cb) {
+        if (!closeAtNextMail) return cb();
+        closeAtNextMail = false;
+        sink.closeConnections('timeout', (port) => port === session.remotePort);
+      },
+    });
+  });
+  after(() => sink.close());
+
+  const message = (to: string): OutboundMessage => ({
+    id: newId('rcp'),
+    from: 'b@bounces.acme.test',
+    to,
+    raw: Buffer.from(`Message-ID: <${newId('em')}@acme.test>\r\nSubject: x\r\n\r\nhi\r\n`),
+  });
+
+  it('sends the message on a new connection instead of deferring it', async () => {
+    const outbound = new Outbound({
+      smtpSmarthost: `smtp://127.0.0.1:${sink.port}`,
+      dnsServers: [],
+      outboundPort: 25,
+      heloName: 'mta.tern.test',
+      outboundConnectionsPerHost: 1,
+    });
+    try {
+      const route = await outbound.route('dest.test');
+      const results: AttemptResult[] = [];
+      const hooks = { after: async (_m: OutboundMessage, r: AttemptResult) => void results.push(r) };
+      await outbound.deliver(route, [message('first@dest.test')], hooks);
+      const firstSession = sink.received[0]!.session;
+      closeAtNextMail = true; // the idle connection the next message reuses is closed at its MAIL FROM
+      await outbound.deliver(route, [message('second@dest.test')], hooks);
+      expect(results.map((r) => r.kind)).to.deep.equal(['delivered', 'delivered']);
+      const second = sink.received.find((m) => m.rcptTo.includes('second@dest.test'))!;
+      expect(second.session, 'a new connection').to.not.equal(firstSession);
+    } finally {
+      outbound.close();
     }
   });
 });

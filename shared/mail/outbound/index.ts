@@ -35,6 +35,14 @@ export interface OutboundOptions {
   smarthostWatch?: Pick<SmarthostWatch, 'failed' | 'reached'>;
 }
 
+/** What a connection did with a run of messages (Outbound.sendAll). */
+interface Sent {
+  sent: number;
+  broken: boolean;
+  dirty: boolean;
+  stale: boolean;
+}
+
 export class Outbound {
   private readonly router: Router;
   private readonly pool: ConnectionPool;
@@ -101,33 +109,41 @@ export class Outbound {
       });
     }
     for (const target of targets) {
-      if (pending.length === 0) return;
-      let pc: PooledConnection;
-      try {
-        pc = await this.pool.acquire(target, source, urgent);
-      } catch (err) {
-        // Refused, unreachable, bad greeting: the next host by preference gets its chance.
-        lastError = err;
-        if (route.smarthost && (err as { code?: string }).code !== 'EPOOLTIMEOUT') this.watch?.failed(err);
-        continue;
+      // A stale connection (idle, closed by the server as it was taken) sent nothing: the same
+      // host again. Each stale one is closed by then, so this ends, at the latest on a new one.
+      let stale = true;
+      while (stale && pending.length > 0) {
+        let pc: PooledConnection;
+        try {
+          pc = await this.pool.acquire(target, source, urgent);
+        } catch (err) {
+          // Refused, unreachable, bad greeting: the next host by preference gets its chance.
+          lastError = err;
+          if (route.smarthost && (err as { code?: string }).code !== 'EPOOLTIMEOUT') this.watch?.failed(err);
+          break;
+        }
+        // The slot goes back whatever happens while it is held (a `before` hook whose Redis is
+        // down, say): a slot kept by a failed delivery would leave `acquire` waiting for ever.
+        let outcome: Sent = { sent: 0, broken: true, dirty: true, stale: false };
+        try {
+          if (route.smarthost && !pc.reused) this.watch?.reached();
+          outcome = await this.sendAll(pc, target, pending, before, after);
+        } finally {
+          await this.pool.release(pc, !outcome.broken, outcome.dirty);
+        }
+        pending = pending.slice(outcome.sent);
+        stale = outcome.stale;
       }
-      // The slot goes back whatever happens while it is held (a `before` hook whose Redis is
-      // down, say): a slot kept by a failed delivery would leave `acquire` waiting for ever.
-      let outcome: { sent: number; broken: boolean; dirty: boolean } = { sent: 0, broken: true, dirty: true };
-      try {
-        if (route.smarthost && !pc.reused) this.watch?.reached();
-        outcome = await this.sendAll(pc, target, pending, before, after);
-      } finally {
-        await this.pool.release(pc, !outcome.broken, outcome.dirty);
-      }
-      pending = pending.slice(outcome.sent);
     }
     for (const m of pending) after(m, connectionFailure(lastError, null));
   }
 
   /**
    * Sends until done or the connection breaks; `sent` counts messages that got a result, `dirty`
-   * tells that the last transaction was refused midway (the connection needs an RSET).
+   * tells that the last transaction was refused midway (the connection needs an RSET), `stale`
+   * that a reused connection turned out closed by the server before its first MAIL FROM was
+   * taken (its idle timeout raced our reuse): that message got no result and goes out on
+   * another connection; nothing of it was sent.
    */
   private async sendAll(
     pc: PooledConnection,
@@ -135,15 +151,18 @@ export class Outbound {
     messages: OutboundMessage[],
     before: DeliverHooks['before'],
     after: (m: OutboundMessage, result: AttemptResult) => void,
-  ): Promise<{ sent: number; broken: boolean; dirty: boolean }> {
+  ): Promise<Sent> {
     const host = target.host;
     // What the console shows: the MX host's name (the address when it has none) and the session's TLS.
     const via = () => ({ hostName: target.name ?? target.host, tls: pc.conn.secure });
     let dirty = false;
+    let first = true;
     for (let i = 0; i < messages.length; i++) {
       const m = messages[i]!;
       if (before && !(await before(m))) continue;
-      if (isClosed(pc)) return { sent: i, broken: true, dirty };
+      if (isClosed(pc)) return { sent: i, broken: true, dirty, stale: false };
+      const reusedFirst = pc.reused && first;
+      first = false;
       try {
         if (dirty) await settle<boolean>(pc, (cb) => pc.conn.reset((err, ok) => cb(err ?? null, ok)));
         dirty = false;
@@ -154,15 +173,18 @@ export class Outbound {
         const reply = parsed.code !== 0 ? parsed : { code: 250, enhanced: null, text: info.response };
         after(m, { ...fromReply(reply, host), ...via() });
       } catch (err) {
+        if (reusedFirst && (err as { command?: string }).command === 'MAIL FROM' && isClosed(pc)) {
+          return { sent: i, broken: true, dirty: true, stale: true };
+        }
         const result: AttemptResult = { ...fromError(err, host), ...via() };
         // No reply means the connection failed mid-transaction: this message is deferred (it
         // may or may not have arrived; a retry errs towards a duplicate over a loss, RFC 5321 §6.1).
         after(m, result);
-        if (!result.reply || isClosed(pc)) return { sent: i + 1, broken: true, dirty: true };
+        if (!result.reply || isClosed(pc)) return { sent: i + 1, broken: true, dirty: true, stale: false };
         dirty = true;
       }
     }
-    return { sent: messages.length, broken: false, dirty };
+    return { sent: messages.length, broken: false, dirty, stale: false };
   }
 
   close(): void {
