@@ -22,6 +22,7 @@ import { parseLimits, ParseThreads } from '../shared/mail/bounded-parse.js';
 import type { ReadResult } from '../shared/mail/dmarc-report.js';
 import { QUEUE_NAMES, type DmarcReportJob } from '../shared/queues.js';
 import type { QueueConsumer, WorkerDeps } from './deps.js';
+import { markFailedWhenExhausted } from './inbound.js';
 import { baseFields } from './inbound-parse.js';
 import { logWorkerErrors } from './worker-errors.js';
 
@@ -140,9 +141,7 @@ export function startDmarcReportWorker(deps: WorkerDeps): Worker<DmarcReportJob>
     { connection: deps.bull, prefix: deps.redisKeys.bullPrefix, concurrency: 1 },
   );
   worker.on('closed', () => void parser.close());
-  worker.on('failed', (job, err) => {
-    log.warn({ event: 'DMARC_REPORT_FAILED', err, inboundId: job?.data.inboundId }, 'DMARC report job failed');
-  });
+  markFailedWhenExhausted(deps, log, worker, 'DMARC_REPORT_FAILED');
   logWorkerErrors(worker, log, 'DMARC_REPORT_WORKER_ERROR');
   return worker;
 }

@@ -233,6 +233,29 @@ async function unsubscribeByMail(
   return [];
 }
 
+/**
+ * Logs each failed attempt as `event`; a message whose job is out of attempts is marked failed
+ * (a job id stays taken while its failed job is kept, so the sweeper could not enqueue it again).
+ */
+export function markFailedWhenExhausted(
+  deps: WorkerDeps,
+  log: WorkerDeps['logger'],
+  worker: Worker<{ inboundId: string }>,
+  event: string,
+): void {
+  worker.on('failed', (job, err) => {
+    log.warn({ event, err, inboundId: job?.data.inboundId }, 'inbound message failed');
+    if (job && job.attemptsMade >= (job.opts.attempts ?? 1)) {
+      markInboundFailed(deps.sql, job.data.inboundId, err.message).catch((markErr: unknown) =>
+        log.warn(
+          { event: 'INBOUND_MARK_FAILED', err: markErr, inboundId: job.data.inboundId },
+          'inbound message not marked failed; the inbound sweeper will pick it up again',
+        ),
+      );
+    }
+  });
+}
+
 /** Inbound jobs one worker process runs at once. */
 const INBOUND_CONCURRENCY = 8;
 
@@ -256,17 +279,7 @@ export function startInboundWorker(deps: WorkerDeps, opts: InboundWorkerOptions 
     { connection: deps.bull, prefix: deps.redisKeys.bullPrefix, concurrency: INBOUND_CONCURRENCY, ...TAKEOVER_LOCKS },
   );
   worker.on('closed', () => void parser.close());
-  worker.on('failed', (job, err) => {
-    log.warn({ event: 'INBOUND_PROCESS_FAILED', err, inboundId: job?.data.inboundId }, 'inbound message failed');
-    if (job && job.attemptsMade >= (job.opts.attempts ?? 1)) {
-      markInboundFailed(deps.sql, job.data.inboundId, err.message).catch((markErr: unknown) =>
-        log.warn(
-          { event: 'INBOUND_MARK_FAILED', err: markErr, inboundId: job.data.inboundId },
-          'inbound message not marked failed; the inbound sweeper will pick it up again',
-        ),
-      );
-    }
-  });
+  markFailedWhenExhausted(deps, log, worker, 'INBOUND_PROCESS_FAILED');
   logWorkerErrors(worker, log, 'INBOUND_WORKER_ERROR');
   const stop = runEvery(
     opts.sweepEveryMs ?? 60_000,
