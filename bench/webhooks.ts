@@ -23,10 +23,11 @@ import { newId } from '../shared/ids.js';
 import { createQueues, type Queues } from '../shared/queues.js';
 import { closeRedis, createRedis } from '../shared/redis.js';
 import { redisKeys } from '../shared/redis-keys.js';
+import { secretBox } from '../shared/secrets.js';
 import { sign } from '../shared/webhooks/signing.js';
 import { newSigningSecret } from '../shared/webhooks/rules.js';
 import { median, type MeasureOptions } from './lib/measure.js';
-import { startServer, startWorker, type Child } from './lib/processes.js';
+import { BENCH_SECRET_KEY, startServer, startWorker, type Child } from './lib/processes.js';
 import { percentile, until, type RunResult, type Side } from './lib/runs.js';
 import { createBenchStack, type BenchStack } from './lib/stack.js';
 
@@ -57,7 +58,8 @@ async function seed(stack: BenchStack, hookUrl: string, secret: string) {
   const created = await createOrganization(stack.sql, 'tern', { name: 'Bench', adminEmail: 'bench@example.test' });
   const orgId = created.organization.id;
   const domain = await insertDomain(stack.sql, { orgId, name: 'bench.test', status: 'verified' });
-  await insertWebhook(stack.sql, { orgId, url: hookUrl, events: ['email.delivered'], description: null, secret });
+  const box = secretBox({ secretKey: process.env.SECRET_KEY ?? BENCH_SECRET_KEY });
+  await insertWebhook(stack.sql, box, { orgId, url: hookUrl, events: ['email.delivered'], description: null, secret });
   const emailId = newId('em');
   await stack.sql`insert into emails (id, org_id, domain_id, mode, from_address, from_email, to_addresses, subject, message_id)
     values (${emailId}, ${orgId}, ${domain.id}, 'live', 'Bench <hello@bench.test>', 'hello@bench.test',

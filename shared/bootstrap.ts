@@ -9,6 +9,7 @@ import type { Sql, TxSql } from './db/pool.js';
 import { DEMO_DOMAIN } from './domains/demo.js';
 import { buildRecords } from './domains/records.js';
 import { generateDkimKey } from './domains/setup.js';
+import { secretBox } from './secrets.js';
 import { generatePassword, hashPassword } from './passwords.js';
 
 export interface CreatedOrganization {
@@ -55,12 +56,12 @@ export async function createOrganization(sql: Sql, brand: string, input: OrgInpu
  */
 export async function createDemoOrganization(
   sql: Sql,
-  config: Pick<Config, 'brand' | 'mxHost'>,
+  config: Pick<Config, 'brand' | 'mxHost' | 'secretKey'>,
   input: OrgInput,
 ): Promise<CreatedDemo> {
   const password = input.password ?? generatePassword();
   const passwordHash = await hashPassword(password);
-  const dkim = await generateDkimKey();
+  const dkim = await generateDkimKey(secretBox(config));
   return await sql.begin(async (tx) => {
     const created = await createIn(tx, config.brand, input, password, passwordHash);
     const orgId = created.organization.id;
@@ -70,7 +71,7 @@ export async function createDemoOrganization(
       status: 'verified',
       demo: true,
       records: buildRecords(DEMO_DOMAIN, config.mxHost, dkim.publicKeyBase64),
-      dkimPrivateKey: dkim.privateKeyPem,
+      dkimPrivateKey: dkim.privateKeySealed,
       dkimPublicKey: dkim.publicKeyBase64,
     });
     const { key, token } = await mintKey(tx, config.brand, {

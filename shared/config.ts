@@ -40,6 +40,11 @@ export interface Config {
   bodyLimitBytes: number;
   /** Install secret for HMACs every process must agree on (VERP, tracking and unsubscribe tokens). */
   secretKey: string;
+  /**
+   * The SECRET_KEY before a change (SECRET_KEY_PREVIOUS): opens secrets at rest sealed with it
+   * until `tern secrets rotate` seals them again (shared/secrets.ts); null when unset.
+   */
+  secretKeyPrevious: string | null;
   /** Behind a reverse proxy: client IP and protocol from X-Forwarded-For / -Proto (TRUST_PROXY). */
   trustProxy: boolean;
   /** Host name this install's MX answers on (the target of the MX records domains publish). */
@@ -364,6 +369,10 @@ export function loadToolConfig(env: Env = process.env): ToolConfig {
   if (secretKey !== '' && secretKey.length < MIN_SECRET_LENGTH) {
     throw new ConfigError('SECRET_KEY', `must be at least ${MIN_SECRET_LENGTH} characters`);
   }
+  const secretKeyPrevious = str(env, 'SECRET_KEY_PREVIOUS', '');
+  if (secretKeyPrevious !== '' && secretKeyPrevious.length < MIN_SECRET_LENGTH) {
+    throw new ConfigError('SECRET_KEY_PREVIOUS', `must be at least ${MIN_SECRET_LENGTH} characters`);
+  }
   const relayTlsCert = str(env, 'RELAY_TLS_CERT', '') || null;
   const relayTlsKey = str(env, 'RELAY_TLS_KEY', '') || null;
   if ((relayTlsCert === null) !== (relayTlsKey === null)) {
@@ -449,6 +458,7 @@ export function loadToolConfig(env: Env = process.env): ToolConfig {
     mxTlsKey,
     relayTlsPort: env.RELAY_TLS_PORT ? port(env, 'RELAY_TLS_PORT', 0) : null,
     relayAllowInsecureAuth: bool(env, 'RELAY_ALLOW_INSECURE_AUTH', false),
+    secretKeyPrevious: secretKeyPrevious || null,
     relayMaxClients: positive(env, 'RELAY_MAX_CLIENTS', 1000, true),
     mxMaxClients: positive(env, 'MX_MAX_CLIENTS', 1000, true),
     mxMaxRecipients: atLeast(env, 'MX_MAX_RECIPIENTS', 100, 100),
@@ -524,6 +534,7 @@ export const CONFIG_VARIABLES = [
   'RETENTION_PAUSE_MS',
   'RETENTION_PURGE_SECONDS',
   'SECRET_KEY',
+  'SECRET_KEY_PREVIOUS',
   'SMTP_SMARTHOST',
   'STORE_CONFIRM_SECONDS',
   'SYSTEM_FROM',

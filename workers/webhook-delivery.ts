@@ -15,6 +15,7 @@ import { markWebhookFailing, markWebhookHealthy } from '../shared/db/webhooks.js
 import { fireOrgEvent } from '../shared/org-events.js';
 import { QUEUE_NAMES, TAKEOVER_LOCKS, type WebhookDeliveryJob } from '../shared/queues.js';
 import { systemLookup, type LookupFn } from '../shared/webhooks/ssrf.js';
+import { secretBox, type SecretBox } from '../shared/secrets.js';
 import { sign } from '../shared/webhooks/signing.js';
 import { EndpointSlots } from '../shared/webhooks/slots.js';
 import { DEFAULT_DISABLE_AFTER_MS, retryDelay } from '../shared/webhooks/rules.js';
@@ -54,19 +55,20 @@ interface Ctx {
   agent: ReturnType<typeof createWebhookAgent>;
 }
 
-function signingSecrets(d: DeliveryWithWebhook, now: Date): string[] {
-  const secrets = [d.signing_secret];
+/** The secrets that sign (stored sealed: shared/secrets.ts), the previous one until it expires. */
+function signingSecrets(box: SecretBox, d: DeliveryWithWebhook, now: Date): string[] {
+  const secrets = [box.open(d.signing_secret, 'webhook-secret')];
   if (d.previous_secret && d.previous_secret_expires_at && d.previous_secret_expires_at > now) {
-    secrets.push(d.previous_secret);
+    secrets.push(box.open(d.previous_secret, 'webhook-secret'));
   }
   return secrets;
 }
 
-function headersFor(brand: string, d: DeliveryWithWebhook): Record<string, string> {
+function headersFor(box: SecretBox, brand: string, d: DeliveryWithWebhook): Record<string, string> {
   return {
     'content-type': 'application/json',
     'user-agent': `${brand}-webhooks/1`,
-    [`${brand}-signature`]: sign(d.body, signingSecrets(d, new Date())),
+    [`${brand}-signature`]: sign(d.body, signingSecrets(box, d, new Date())),
     [`${brand}-delivery-id`]: d.id,
     [`${brand}-event-type`]: d.event_type,
   };
@@ -133,7 +135,13 @@ async function attemptDelivery(c: Ctx, job: Job<WebhookDeliveryJob>, token?: str
   try {
     const d = await reserveAttempt(c.deps.sql, deliveryId);
     if (!d || d.reserved === null) return await notReserved(c, d, job, token);
-    const result = await postWebhook(c.agent, d.url, d.body, headersFor(c.deps.config.brand, d), c.opts);
+    const result = await postWebhook(
+      c.agent,
+      d.url,
+      d.body,
+      headersFor(secretBox(c.deps.config), c.deps.config.brand, d),
+      c.opts,
+    );
     nextAt = await record(c, d, d.reserved, result);
   } finally {
     c.slots.release(webhookId, deliveryId);

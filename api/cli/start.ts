@@ -14,10 +14,12 @@ import { createDemoOrganization, type CreatedDemo } from '../../shared/bootstrap
 import { ConfigError, loadConfig, loadToolConfig, type Config } from '../../shared/config.js';
 import { findDemoDomain, restoreDemoDomain } from '../../shared/db/domains.js';
 import { migrate } from '../../shared/db/migrate.js';
+import { sealStoredSecrets } from '../../shared/secrets-seal.js';
 import { countOrgs } from '../../shared/db/orgs.js';
 import { createPool } from '../../shared/db/pool.js';
 import { probeOutbound, type ProbeResult } from '../../shared/mail/outbound/probe.js';
 import { packageRoot } from '../../shared/paths.js';
+import { secretBox } from '../../shared/secrets.js';
 import { dataDir as dataDirOf, recordLauncherEnv } from './data-dir.js';
 import { bannerLines } from './start/banner.js';
 import { readProcfile, Supervisor } from './start/children.js';
@@ -86,6 +88,8 @@ async function prepareDatabase(config: Config, conveniences: string[]): Promise<
   try {
     const applied = await migrate(sql);
     say(applied.length ? `migrations applied: ${applied.join(', ')}` : 'database is up to date');
+    const { sealed } = await sealStoredSecrets(sql, secretBox(config), { plainOnly: true });
+    if (sealed > 0) say(`${sealed} stored secret(s) sealed with SECRET_KEY`);
     let created: CreatedDemo | null = null;
     if ((await countOrgs(sql)) === 0) {
       created = await createDemoOrganization(sql, config, { name: 'Demo', adminEmail: DEMO_ADMIN });

@@ -24,6 +24,7 @@ import {
   REPLAY_LIMIT,
   sendTestEvent,
 } from '../../shared/webhooks/manage.js';
+import { secretBox } from '../../shared/secrets.js';
 import { checkWebhookUrl, newSigningSecret } from '../../shared/webhooks/rules.js';
 import type { ApiContext } from '../types.js';
 import { audit } from './audit.js';
@@ -44,6 +45,7 @@ async function webhooksPage(ctx: ApiContext, { session }: ConsoleRequest): Promi
 async function createAction(ctx: ApiContext, { session, form }: ConsoleRequest): Promise<void> {
   const w = await createEndpoint(
     ctx.deps.sql,
+    secretBox(ctx.deps.config),
     ctx.deps.config.webhookAllowPrivate,
     {
       orgId: session.org_id,
@@ -126,7 +128,14 @@ async function rotateConfirm(ctx: ApiContext, { session }: ConsoleRequest): Prom
 
 async function rotateAction(ctx: ApiContext, { session }: ConsoleRequest): Promise<void> {
   const w = await loadEndpoint(ctx, session);
-  const saved = await rotateWebhookSecret(ctx.deps.sql, session.org_id, w.id, newSigningSecret(), 86_400);
+  const saved = await rotateWebhookSecret(
+    ctx.deps.sql,
+    secretBox(ctx.deps.config),
+    session.org_id,
+    w.id,
+    newSigningSecret(),
+    86_400,
+  );
   if (!saved) throw notFound('Webhook');
   await audit(ctx, session, 'webhook.secret_rotated', { type: 'webhook', id: w.id });
   show(ctx, session, rotatedView(w, saved));

@@ -11,6 +11,7 @@ import {
 } from '../../shared/db/webhooks.js';
 import { notFound, validationError } from '../../shared/errors.js';
 import { EVENT_TYPES } from '../../shared/events.js';
+import { secretBox } from '../../shared/secrets.js';
 import { createEndpoint, retryDelivery, sendTestEvent } from '../../shared/webhooks/manage.js';
 import { checkWebhookUrl, newSigningSecret } from '../../shared/webhooks/rules.js';
 import {
@@ -91,7 +92,7 @@ async function loadOwn(ctx: ApiContext & { state: { auth: { org: { id: string } 
 export const webhookHandlers: Handlers = {
   'POST /webhooks': async (ctx) => {
     const body = routeBody<CreateWebhookBody>(ctx);
-    const w = await createEndpoint(ctx.deps.sql, ctx.deps.config.webhookAllowPrivate, {
+    const w = await createEndpoint(ctx.deps.sql, secretBox(ctx.deps.config), ctx.deps.config.webhookAllowPrivate, {
       orgId: ctx.state.auth.org.id,
       url: urlOf(body) ?? failRequired(),
       events: body.events ?? [...EVENT_TYPES],
@@ -135,6 +136,7 @@ export const webhookHandlers: Handlers = {
     const body = routeBody<RotateSecretBody>(ctx);
     const w = await rotateWebhookSecret(
       ctx.deps.sql,
+      secretBox(ctx.deps.config),
       ctx.state.auth.org.id,
       ctx.params.id!,
       newSigningSecret(),

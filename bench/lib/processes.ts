@@ -38,7 +38,7 @@ export interface Child {
  * Tern's processes refuse to start without SECRET_KEY; every process of a bench run shares this
  * one (a secret of the operator's environment wins).
  */
-const BENCH_SECRET_KEY = 'tern-bench-secret-0123456789abcdefghijklmnop';
+export const BENCH_SECRET_KEY = 'tern-bench-secret-0123456789abcdefghijklmnop';
 const childEnv = (env: Record<string, string>) => ({ SECRET_KEY: BENCH_SECRET_KEY, ...process.env, ...env });
 
 // BENCH_NODE_ARGS reaches the children's node, servers and workers alike (e.g. "--cpu-prof

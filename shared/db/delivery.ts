@@ -52,6 +52,7 @@ export interface DeliveryEmail {
   /** The demo domain never leaves the machine (shared/domains/demo.ts). */
   domain_demo: boolean;
   dkim_selector: string;
+  /** Sealed (shared/secrets.ts); the message renderer opens it. */
   dkim_private_key: string | null;
   domain_verified_at: Date | null;
   /** False for an established domain: its warm-up ramp is skipped (its addresses' ramps still apply). */

@@ -12,6 +12,7 @@ export interface DomainRow {
   status: DomainStatus;
   records: unknown[];
   dkim_selector: string;
+  /** Sealed (shared/secrets.ts): SecretBox.open gives the PEM. */
   dkim_private_key: string | null;
   dkim_public_key: string | null;
   track_opens: boolean | null;
@@ -37,6 +38,7 @@ export interface NewDomain {
   status?: DomainStatus;
   demo?: boolean;
   records?: unknown[];
+  /** Sealed (shared/secrets.ts). */
   dkimPrivateKey?: string | null;
   dkimPublicKey?: string | null;
   /** False for an established domain (no warm-up ramp); default true. */

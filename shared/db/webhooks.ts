@@ -1,5 +1,8 @@
-// Webhook endpoints (DESIGN §5 Webhooks, §7).
+// Webhook endpoints (DESIGN §5 Webhooks, §7). Signing secrets are stored sealed
+// (shared/secrets.ts): the rows read here carry them sealed, but for the new secret that
+// insertWebhook and rotateWebhookSecret return in the clear (the one time it is shown).
 import { newId } from '../ids.js';
+import type { SecretBox } from '../secrets.js';
 import type { Db } from './pool.js';
 import type { Page } from './keys.js';
 
@@ -27,12 +30,12 @@ export interface NewWebhook {
   secret: string;
 }
 
-export async function insertWebhook(db: Db, w: NewWebhook): Promise<WebhookRow> {
+export async function insertWebhook(db: Db, box: SecretBox, w: NewWebhook): Promise<WebhookRow> {
   const [row] = await db<WebhookRow[]>`
     insert into webhooks (id, org_id, url, events, description, signing_secret)
-    values (${newId('wh')}, ${w.orgId}, ${w.url}, ${w.events}, ${w.description}, ${w.secret})
+    values (${newId('wh')}, ${w.orgId}, ${w.url}, ${w.events}, ${w.description}, ${box.seal(w.secret, 'webhook-secret')})
     returning *`;
-  return row!;
+  return { ...row!, signing_secret: w.secret };
 }
 
 export async function getWebhook(db: Db, orgId: string, id: string): Promise<WebhookRow | null> {
@@ -85,6 +88,7 @@ export async function deleteWebhook(db: Db, orgId: string, id: string): Promise<
 /** The new secret signs from now on; the old one keeps signing until `expiresInSeconds` pass. */
 export async function rotateWebhookSecret(
   db: Db,
+  box: SecretBox,
   orgId: string,
   id: string,
   secret: string,
@@ -94,11 +98,11 @@ export async function rotateWebhookSecret(
     update webhooks set
       previous_secret = signing_secret,
       previous_secret_expires_at = now() + make_interval(secs => ${expiresInSeconds}),
-      signing_secret = ${secret},
+      signing_secret = ${box.seal(secret, 'webhook-secret')},
       updated_at = now()
     where org_id = ${orgId} and id = ${id}
     returning *`;
-  return row ?? null;
+  return row ? { ...row, signing_secret: secret } : null;
 }
 
 /** A success ends the endpoint's failure run. */

@@ -6,6 +6,7 @@ import type { Config } from '../config.js';
 import { insertDomain, type DomainRow } from '../db/domains.js';
 import type { Db } from '../db/pool.js';
 import { normalizeDomainName } from '../mail/domain-name.js';
+import { secretBox, type SecretBox } from '../secrets.js';
 import { buildRecords } from './records.js';
 
 const generateKeyPairAsync = promisify(generateKeyPair);
@@ -24,20 +25,20 @@ export class DomainSetupError extends Error {
 }
 
 export interface DkimKeyPair {
-  /** PKCS#8 PEM; stays in the database, never in a response. */
-  privateKeyPem: string;
+  /** PKCS#8 PEM, sealed (shared/secrets.ts): stored so in the database, never in a response. */
+  privateKeySealed: string;
   /** Base64 of the SubjectPublicKeyInfo DER: the `p=` tag of the DKIM record. */
   publicKeyBase64: string;
 }
 
-export async function generateDkimKey(): Promise<DkimKeyPair> {
+export async function generateDkimKey(box: SecretBox): Promise<DkimKeyPair> {
   // Asynchronous: RSA-2048 generation takes tens of milliseconds, off the event loop.
   const { privateKey, publicKey } = await generateKeyPairAsync('rsa', {
     modulusLength: 2048,
     publicKeyEncoding: { type: 'spki', format: 'der' },
     privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
   });
-  return { privateKeyPem: privateKey, publicKeyBase64: publicKey.toString('base64') };
+  return { privateKeySealed: box.seal(privateKey, 'dkim-key'), publicKeyBase64: publicKey.toString('base64') };
 }
 
 /** Normalised name or a DomainSetupError('invalid_name'). */
@@ -60,18 +61,18 @@ export function uniqueViolation(err: unknown): string | null {
  */
 export async function provisionDomain(
   db: Db,
-  config: Pick<Config, 'mxHost'>,
+  config: Pick<Config, 'mxHost' | 'secretKey'>,
   input: { orgId: string; name: string; verified?: boolean; warmup?: boolean },
 ): Promise<DomainRow> {
   const name = parseDomainName(input.name);
-  const key = await generateDkimKey();
+  const key = await generateDkimKey(secretBox(config));
   try {
     return await insertDomain(db, {
       orgId: input.orgId,
       name,
       status: input.verified ? 'verified' : 'pending',
       records: buildRecords(name, config.mxHost, key.publicKeyBase64),
-      dkimPrivateKey: key.privateKeyPem,
+      dkimPrivateKey: key.privateKeySealed,
       dkimPublicKey: key.publicKeyBase64,
       warmup: input.warmup ?? true,
     });

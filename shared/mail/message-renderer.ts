@@ -5,6 +5,7 @@
 import { listAttachments, type DeliveryEmail, type StoredAttachment } from '../db/delivery.js';
 import type { Db } from '../db/pool.js';
 import type { Config } from '../config.js';
+import { secretBox } from '../secrets.js';
 import { composeMessage, isPersonal, prepareRawMessage, signDkim, type Tracker } from './render.js';
 
 export interface MessageRenderer {
@@ -16,7 +17,7 @@ export interface MessageRenderer {
 
 export interface RendererDeps {
   sql: Db;
-  config: Pick<Config, 'baseUrl' | 'secretKey'>;
+  config: Pick<Config, 'baseUrl' | 'secretKey' | 'secretKeyPrevious'>;
 }
 
 /**
@@ -35,7 +36,7 @@ export function messageRenderer(deps: RendererDeps, tracker: Tracker, email: Del
     clicks,
     unsubscribe: email.topic_id !== null || email.source === 'broadcast',
   };
-  const privateKey = email.dkim_private_key;
+  const privateKey = email.dkim_private_key && secretBox(deps.config).open(email.dkim_private_key, 'dkim-key');
   const sign = (raw: Buffer) =>
     privateKey ? signDkim(raw, { domain: email.domain_name, selector: email.dkim_selector, privateKey }) : raw;
   // Relay messages are delivered as their client wrote them: no rewriting, so one copy for all.

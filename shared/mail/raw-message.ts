@@ -32,7 +32,7 @@ export type RawMessageResult = { ok: true; message: RawMessage } | { ok: false; 
 
 export interface RawMessageDeps {
   sql: Db;
-  config: Pick<Config, 'baseUrl' | 'secretKey'>;
+  config: Pick<Config, 'baseUrl' | 'secretKey' | 'secretKeyPrevious'>;
 }
 
 /**

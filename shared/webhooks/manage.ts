@@ -12,6 +12,7 @@ import type { Db } from '../db/pool.js';
 import { ApiError, notFound } from '../errors.js';
 import { newId } from '../ids.js';
 import type { Queues } from '../queues.js';
+import type { SecretBox } from '../secrets.js';
 import { sampleEnvelope, serialise } from './payload.js';
 import { checkWebhookUrl, enqueueDeliveries, enqueueNow, newSigningSecret } from './rules.js';
 
@@ -25,12 +26,13 @@ export const REPLAY_LIMIT = 5000;
 
 export async function createEndpoint(
   sql: Db,
+  box: SecretBox,
   allowPrivate: boolean,
   w: { orgId: string; url: string; events: string[]; description: string | null },
   field = 'body.url',
 ): Promise<WebhookRow> {
   const url = checkWebhookUrl(w.url, allowPrivate, field);
-  return await insertWebhook(sql, { ...w, url, secret: newSigningSecret() });
+  return await insertWebhook(sql, box, { ...w, url, secret: newSigningSecret() });
 }
 
 function mustBeEnabled(w: WebhookRow, what: string): void {

@@ -1,44 +1,11 @@
 // The `tern` CLI run as an operator runs it: a subprocess with its environment, against the
 // same database and Redis prefix as a running API.
-import { spawn } from 'node:child_process';
 import { expect } from 'chai';
+import { cliJson, tern } from '../helpers/cli.js';
 import { ConsoleClient } from '../helpers/console.js';
 import { seedOrg, type SeededOrg } from '../helpers/seed.js';
 import { startApi, type TestApi } from '../helpers/stack.js';
 import { waitFor } from '../helpers/wait.js';
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function tern(api: TestApi, args: string[], env: Record<string, string> = {}): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'api/cli/tern.ts', ...args], {
-      env: {
-        PATH: process.env.PATH,
-        DATABASE_URL: api.db.url,
-        REDIS_URL: api.config.redisUrl,
-        REDIS_PREFIX: api.config.redisPrefix,
-        ...env,
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
-
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-function json(run: Run): any {
-  expect(run.code, run.stderr).to.equal(0);
-  return JSON.parse(run.stdout);
-}
 
 describe('tern CLI', function () {
   // Every test starts `tern` processes, each of which loads the CLI from source.
@@ -64,7 +31,7 @@ describe('tern CLI', function () {
     await old.login(org.user.email, org.user.password);
     expect((await old.get('/console')).status).to.equal(200);
     const run = await tern(api, ['user', 'reset-password', '--email', org.user.email.toUpperCase(), '--json']);
-    const out = json(run);
+    const out = cliJson(run);
     expect(out.user).to.include({ email: org.user.email });
     expect(out.user.password).to.be.a('string').and.not.equal(org.user.password);
     expect(out.ended_sessions).to.equal(1);
@@ -83,11 +50,13 @@ describe('tern CLI', function () {
   });
 
   it('migrate --json reports nothing to apply on a migrated database', async () => {
-    expect(json(await tern(api, ['migrate', '--json']))).to.deep.equal({ applied: [] });
+    expect(cliJson(await tern(api, ['migrate', '--json']))).to.deep.equal({ applied: [] });
   });
 
   it('org create --json prints exactly the bootstrap shape, and the key works', async () => {
-    const out = json(await tern(api, ['org', 'create', '--name', 'Acme', '--admin-email', 'ops@acme.test', '--json']));
+    const out = cliJson(
+      await tern(api, ['org', 'create', '--name', 'Acme', '--admin-email', 'ops@acme.test', '--json']),
+    );
     expect(Object.keys(out)).to.deep.equal(['organization', 'user', 'key']);
     expect(Object.keys(out.organization)).to.deep.equal(['id', 'name']);
     expect(Object.keys(out.user)).to.deep.equal(['id', 'email', 'password']);
@@ -112,7 +81,7 @@ describe('tern CLI', function () {
   });
 
   it('key mint --json prints exactly the key shape; the key works against the API', async () => {
-    const out = json(
+    const out = cliJson(
       await tern(api, [
         'key',
         'mint',
@@ -227,7 +196,7 @@ describe('tern CLI', function () {
 
   it('key list --json lists the keys without tokens', async () => {
     const k = await org.mint({ permission: 'FULL', mode: 'live', domains: ['acme.test'] });
-    const out = json(await tern(api, ['key', 'list', '--org', org.organization.id, '--json']));
+    const out = cliJson(await tern(api, ['key', 'list', '--org', org.organization.id, '--json']));
     const row = out.data.find((r: { id: string }) => r.id === k.id);
     expect(row).to.include({ permission: 'FULL', mode: 'live', revoked_at: null });
     expect(row.domains).to.deep.equal(['acme.test']);
@@ -242,7 +211,7 @@ describe('tern CLI', function () {
     expect((await api.request('GET', '/keys/me', { token: k.token })).status).to.equal(200);
     expect(api.deps.auth.dbLookups, 'the key is served from the cache').to.equal(lookups);
 
-    const out = json(await tern(api, ['key', 'revoke', '--id', k.id, '--json']));
+    const out = cliJson(await tern(api, ['key', 'revoke', '--id', k.id, '--json']));
     expect(out.key).to.include({ id: k.id, org_id: org.organization.id });
     expect(Date.parse(out.key.revoked_at)).to.be.a('number').and.not.NaN;
     // Long before the 30 s cache entry would expire: the CLI's invalidation reached the web process.

@@ -5,6 +5,7 @@
 // numbers. Members are refused every one of them.
 import { expect } from 'chai';
 import { providerRates } from '../../shared/mail/throttle.js';
+import { secretBox } from '../../shared/secrets.js';
 import { seedContent, type SeededContent } from '../helpers/console-seed.js';
 import { seedOrg } from '../helpers/seed.js';
 import { startSweeper } from '../../workers/delivery/schedule.js';
@@ -56,7 +57,8 @@ describe('console management pages', function () {
     const secret = /<code class="token" data-secret>([^<]+)<\/code>/.exec(res.text)![1]!;
     const [row] = await s.api.deps.sql<{ id: string; signing_secret: string; events: string[] }[]>`
       select id, signing_secret, events from webhooks where url = ${`${s.receiver.url}${path}`}`;
-    expect(row!.signing_secret).to.equal(secret);
+    expect(row!.signing_secret).to.match(/^v1:/);
+    expect(secretBox(s.api.config).open(row!.signing_secret, 'webhook-secret')).to.equal(secret);
     expect(row!.events).to.deep.equal(events);
     // Shown once: the endpoint's page never carries it.
     expect((await admin.get(`/console/webhooks/${row!.id}`)).text).not.to.contain(secret);
@@ -177,7 +179,8 @@ describe('console management pages', function () {
       const rotated = await admin.post(`/console/webhooks/${id}/rotate`);
       const secret = /data-secret>([^<]+)</.exec(rotated.text)![1]!;
       const [after] = await s.api.deps.sql`select signing_secret, previous_secret from webhooks where id = ${id}`;
-      expect(after).to.deep.equal({ signing_secret: secret, previous_secret: row!.signing_secret });
+      expect(secretBox(s.api.config).open(after!.signing_secret as string, 'webhook-secret')).to.equal(secret);
+      expect(after!.previous_secret).to.equal(row!.signing_secret);
 
       expect((await admin.get(`/console/webhooks/${id}/delete`)).text).to.contain('Delete this endpoint?');
       const gone = await admin.post(`/console/webhooks/${id}/delete`);

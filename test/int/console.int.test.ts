@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { applyDeltas, type Delta } from '../../shared/db/metrics.js';
 import { insertDomain } from '../../shared/db/domains.js';
 import { insertWebhook } from '../../shared/db/webhooks.js';
+import { secretBox } from '../../shared/secrets.js';
 import { ConsoleClient, expectPageError } from '../helpers/console.js';
 import { startDns, type TestDns } from '../helpers/dns.js';
 import { seedOrg, type SeededOrg } from '../helpers/seed.js';
@@ -588,7 +589,7 @@ describe('web console', () => {
       const sql = api.deps.sql;
       await sql`update organizations set name = ${`Org ${XSS}`}, sending_paused = true,
         sending_paused_reason = ${`reason ${XSS}`} where id = ${org.organization.id}`;
-      await insertWebhook(sql, {
+      await insertWebhook(sql, secretBox(api.config), {
         orgId: org.organization.id,
         url: `https://hooks.example.test/"><script>x</script>`,
         events: [],

@@ -126,7 +126,7 @@ describe('tern doctor', function () {
     dns.a(HOST, ['127.0.0.1']);
     const domain = await provisionDomain(
       api.deps.sql,
-      { mxHost: HOST },
+      { mxHost: HOST, secretKey: api.config.secretKey },
       { orgId: org.organization.id, name: 'good.test' },
     );
     publish(dns, domain.records as DomainRecord[]);
@@ -189,7 +189,7 @@ describe('tern doctor', function () {
   it('warnings only: a certificate expiring within 14 days, no DMARC, RDB-only is fine, a crowded Postgres; exit 1', async () => {
     const domain = await provisionDomain(
       api.deps.sql,
-      { mxHost: HOST },
+      { mxHost: HOST, secretKey: api.config.secretKey },
       { orgId: org.organization.id, name: 'nodmarc.test' },
     );
     publish(dns, domain.records as DomainRecord[], ['DMARC']);
@@ -219,7 +219,7 @@ describe('tern doctor', function () {
   it('a bad set-up: each failure named with its fix, exit 2', async () => {
     const domain = await provisionDomain(
       api.deps.sql,
-      { mxHost: HOST },
+      { mxHost: HOST, secretKey: api.config.secretKey },
       { orgId: org.organization.id, name: 'bad.test' },
     );
     const records = domain.records as DomainRecord[];

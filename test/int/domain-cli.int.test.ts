@@ -19,6 +19,7 @@ describe('tern domain add', () => {
   function context(printed: { json: unknown[]; out: string[] }): DomainCliContext {
     return {
       config: () => api.config,
+      env: { SECRET_KEY: api.config.secretKey },
       sql: () => api.deps.sql,
       redis: async () => api.deps.redis,
       out: (text) => void printed.out.push(text),

@@ -1,6 +1,7 @@
 import { createPrivateKey, createPublicKey, sign, verify } from 'node:crypto';
 import { expect } from 'chai';
 import { restoreDemoDomain } from '../../shared/db/domains.js';
+import { secretBox } from '../../shared/secrets.js';
 import { startDns, type TestDns } from '../helpers/dns.js';
 import { seedOrg, type SeededOrg } from '../helpers/seed.js';
 import { expectError, startApi, type TestApi } from '../helpers/stack.js';
@@ -88,11 +89,14 @@ describe('domains API', () => {
       expect(publicKey.asymmetricKeyDetails?.modulusLength).to.equal(2048);
       const [row] = await api.deps.sql<{ dkim_private_key: string }[]>`
         select dkim_private_key from domains where id = ${res.json.id}`;
+      // Stored sealed (docs/operations.md "Secrets at rest").
+      expect(row!.dkim_private_key).to.match(/^v1:/);
+      const pem = secretBox(api.config).open(row!.dkim_private_key, 'dkim-key');
       const data = Buffer.from('from:to:subject');
-      const signature = sign('sha256', data, createPrivateKey(row!.dkim_private_key));
+      const signature = sign('sha256', data, createPrivateKey(pem));
       expect(verify('sha256', data, publicKey, signature)).to.equal(true);
       const got = await api.request('GET', `/domains/${res.json.id}`, { token: org.key.token });
-      expect(got.text).not.to.contain(row!.dkim_private_key.split('\n')[1]!);
+      expect(got.text).not.to.contain(pem.split('\n')[1]!);
     });
 
     it('stores IDN names as lower-case A-labels', async () => {

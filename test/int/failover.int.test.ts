@@ -25,7 +25,7 @@ import { freePort } from '../helpers/ports.js';
 import { launch, type Proc } from '../helpers/processes.js';
 import { clearPrefix, TEST_REDIS_URL, testPrefix } from '../helpers/redis-prefix.js';
 import { track } from '../helpers/resources.js';
-import { request } from '../helpers/stack.js';
+import { request, TEST_SECRET_KEY } from '../helpers/stack.js';
 import { sleep, waitFor } from '../helpers/wait.js';
 
 /** Small enough for the test suite; `npm run chaos` runs the same faults under a longer load. */
@@ -149,7 +149,7 @@ for (const topology of TOPOLOGIES) {
       await sql`update organizations set rate_limit_per_second = 10000, rate_limit_burst = 10000 where id = ${orgId}`;
       const domain = await provisionDomain(
         sql,
-        { mxHost: 'mx.shop.test' },
+        { mxHost: 'mx.shop.test', secretKey: TEST_SECRET_KEY },
         { orgId, name: 'shop.test', verified: true },
       );
       await sql`update domains set verified_at = now() - interval '60 days' where id = ${domain.id}`;

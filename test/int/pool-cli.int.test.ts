@@ -1,40 +1,17 @@
 // `tern pool …` run as an operator runs it (a subprocess against the API's database): add, list,
 // assign, unassign and remove with --json (one JSON object on the last line), the plain output,
 // and the refusals of bad input (exit 2) and of unknown things (exit 1).
-import { spawn } from 'node:child_process';
 import { expect } from 'chai';
+import { tern as runTern, type CliRun } from '../helpers/cli.js';
 import { seedOrg, type SeededOrg } from '../helpers/seed.js';
 import { startApi, type TestApi } from '../helpers/stack.js';
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function tern(api: TestApi, args: string[]): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'api/cli/tern.ts', 'pool', ...args], {
-      env: {
-        PATH: process.env.PATH,
-        DATABASE_URL: api.db.url,
-        REDIS_URL: api.config.redisUrl,
-        REDIS_PREFIX: api.config.redisPrefix,
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+/** `tern pool …` (test/helpers/cli.ts). */
+const tern = (api: TestApi, args: string[]): Promise<CliRun> => runTern(api, ['pool', ...args]);
 
 /** The JSON object on the last line of a successful run. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-function lastJson(run: Run): any {
+function lastJson(run: CliRun): any {
   expect(run.code, run.stderr).to.equal(0);
   return JSON.parse(run.stdout.trim().split('\n').at(-1)!);
 }

@@ -131,13 +131,14 @@ describe('the Procfile under a Procfile runner (foreman)', function () {
     const [base, relayPort, mxPort] = [await twoFreePorts(), await freePort(), await freePort()];
     const envFile = join(dir, 'tern.env');
     const prefix = testPrefix();
+    const secretKey = randomBytes(36).toString('base64url');
     await writeFile(
       envFile,
       [
         `DATABASE_URL=${dbUrl(dbName)}`,
         `REDIS_URL=${TEST_REDIS_URL}`,
         `REDIS_PREFIX=${prefix}`,
-        `SECRET_KEY=${randomBytes(36).toString('base64url')}`,
+        `SECRET_KEY=${secretKey}`,
         `BASE_URL=http://127.0.0.1:${base}`,
         'MX_HOST=mx.shop.test',
         `RELAY_PORT=${relayPort}`,
@@ -175,7 +176,7 @@ describe('the Procfile under a Procfile runner (foreman)', function () {
       const org = await createOrganization(sql, 'tern', { name: 'Shop', adminEmail: 'ops@shop.test' });
       await provisionDomain(
         sql,
-        { mxHost: 'mx.shop.test' },
+        { mxHost: 'mx.shop.test', secretKey },
         { orgId: org.organization.id, name: 'shop.test', verified: true },
       );
       const { key, token } = await mintKey(sql, 'tern', {

@@ -24,7 +24,7 @@ import { launch, type Proc } from '../helpers/processes.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
 import { startRedisCluster, type RedisCluster } from '../helpers/redis-cluster.js';
 import { clearPrefix, TEST_REDIS_URL, testPrefix } from '../helpers/redis-prefix.js';
-import { request } from '../helpers/stack.js';
+import { request, TEST_SECRET_KEY } from '../helpers/stack.js';
 import { startSink, type Sink } from '../helpers/smtp-sink.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -160,7 +160,7 @@ for (const setup of SETUPS) {
       await sql`update organizations set rate_limit_per_second = 10000, rate_limit_burst = 10000 where id = ${orgId}`;
       const domain = await provisionDomain(
         sql,
-        { mxHost: 'mx.shop.test' },
+        { mxHost: 'mx.shop.test', secretKey: TEST_SECRET_KEY },
         { orgId, name: 'shop.test', verified: true },
       );
       // Past the warm-up ramp: the test is about processes, not daily caps.

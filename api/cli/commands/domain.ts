@@ -9,7 +9,7 @@
 // options, run(values, ctx)) structurally, so that tern.ts registers it with
 // `...domainCommands` in its literal list.
 import { pino } from 'pino';
-import type { ToolConfig } from '../../../shared/config.js';
+import { loadConfig, type ToolConfig } from '../../../shared/config.js';
 import { getOrg } from '../../../shared/db/orgs.js';
 import type { Sql } from '../../../shared/db/pool.js';
 import type { DomainRecord } from '../../../shared/domains/records.js';
@@ -29,6 +29,7 @@ type Values = Record<string, string | boolean | undefined>;
 /** The part of the CLI context (api/cli/command.ts `CliContext`) this command uses. */
 export interface DomainCliContext {
   config(): ToolConfig;
+  env: Record<string, string | undefined>;
   sql(): Sql;
   redis(): Promise<Redis>;
   out(text: string): void;
@@ -83,11 +84,12 @@ export const domainAdd = {
     const sql = ctx.sql();
     if (!(await getOrg(sql, orgId))) throw new DomainCommandError(`organization ${orgId} not found`);
     const warmup = values.established !== true;
-    const domain = await provisionDomain(sql, config, { orgId, name: String(values.name), verified, warmup }).catch(
-      (err: unknown) => {
-        throw describeSetupError(err, orgId);
-      },
-    );
+    // The DKIM key is stored sealed with SECRET_KEY (shared/secrets.ts): this command needs it.
+    const { secretKey } = loadConfig(ctx.env);
+    const input = { orgId, name: String(values.name), verified, warmup };
+    const domain = await provisionDomain(sql, { ...config, secretKey }, input).catch((err: unknown) => {
+      throw describeSetupError(err, orgId);
+    });
     if (verified) {
       // stderr: stdout carries the --json document.
       const log = pino({ name: 'tern-cli', level: config.logLevel }, pino.destination({ dest: 2, sync: true }));
