@@ -11,7 +11,7 @@ const group = process.env.TERN_TEST_GROUP;
 
 module.exports = {
   'node-option': ['import=tsx'],
-  spec: explicit ? [] : groups.files(group),
+  spec: explicit ? [] : groups.files(group, process.env.TERN_TEST_TIER),
   require: ['test/helpers/hooks.ts'],
   reporter: './test/helpers/reporter.cjs',
   parallel: !explicit,

@@ -13,6 +13,42 @@ const os = require('node:os');
 const SERIAL = ['test/int/rate-limit.int.test.ts'];
 
 /**
+ * System tests: left out of the quick tier (`npm run test:quick`, TERN_TEST_TIER=quick), run by
+ * `npm test`. They inject faults (Postgres and Redis stopped, killed or cut off under load), start
+ * clusters, drive a browser, run Tern's processes the way an operator does (the Procfile,
+ * `npm start`, systemd units, the `tern` CLI as a child process), or push a fuzz corpus through
+ * every server and worker.
+ */
+const SYSTEM = [
+  // Fault injection.
+  'test/int/delivery-faults.int.test.ts',
+  'test/int/delivery-outages.int.test.ts',
+  'test/int/send-outages.int.test.ts',
+  'test/int/failover.int.test.ts',
+  'test/int/shutdown.int.test.ts',
+  'test/int/webhooks-durability.int.test.ts',
+  'test/int/inbound-durability.int.test.ts',
+  // Clusters.
+  'test/int/scale-out.int.test.ts',
+  // Browsers.
+  'test/int/console-browser.int.test.ts',
+  'test/int/console-manage-browser.int.test.ts',
+  'test/int/docs-page.int.test.ts',
+  // The processes as an operator runs them.
+  'test/int/procfile.int.test.ts',
+  'test/int/start.int.test.ts',
+  'test/int/start-private.int.test.ts',
+  'test/int/start-services.int.test.ts',
+  'test/int/systemd.int.test.ts',
+  'test/int/cli.int.test.ts',
+  'test/int/pool-cli.int.test.ts',
+  'test/int/domain-cli.int.test.ts',
+  'test/int/doctor.int.test.ts',
+  // Fuzz corpora through the servers and workers.
+  'test/int/mime-fuzz.int.test.ts',
+];
+
+/**
  * Started first, as they take longest (they mostly wait on processes they start): a long file
  * begun last would run on alone at the end of the run.
  */
@@ -39,9 +75,12 @@ function allFiles() {
     .sort();
 }
 
-/** The files of a group (`parallel`, `serial`, or every file), the longest first. */
-function files(group) {
-  const all = allFiles();
+/**
+ * The files of a group (`parallel`, `serial`, or every file), the longest first; the `quick` tier
+ * leaves the system tests out.
+ */
+function files(group, tier) {
+  const all = allFiles().filter((f) => tier !== 'quick' || !SYSTEM.includes(f));
   const chosen = all.filter((f) =>
     group === 'serial' ? SERIAL.includes(f) : group !== 'parallel' || !SERIAL.includes(f),
   );
@@ -57,4 +96,4 @@ function jobs() {
   return Number(process.env.TERN_TEST_JOBS) || Math.max(2, os.availableParallelism() * 2);
 }
 
-module.exports = { SERIAL, LONGEST, files, jobs };
+module.exports = { SERIAL, SYSTEM, LONGEST, files, jobs };

@@ -2,7 +2,9 @@
 // file at a time, alone on the machine); see test/helpers/groups.cjs. Each group's run ends with its own
 // "<group> group: N passed, N failed" line; this prints the total as the last line, "N passed,
 // N failed[, N skipped]", and writes it to TERN_TEST_RESULTS when set (CI reads it). Arguments
-// (files, --grep …) make it one plain mocha run.
+// (files, --grep …) make it one plain mocha run. `npm run test:quick` sets TERN_TEST_TIER=quick:
+// the same run without the system tests (groups.cjs's SYSTEM). Before the total, a line gives the
+// tier and how long the run took.
 import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -35,6 +37,7 @@ async function counts(file: string): Promise<Counts | null> {
 async function main(): Promise<number> {
   const args = process.argv.slice(2);
   if (args.length > 0) return await run({}, args);
+  const started = Date.now();
   const dir = await mkdtemp(join(tmpdir(), 'tern-test-'));
   try {
     const total: Counts = { passed: 0, failed: 0, skipped: 0 };
@@ -50,7 +53,9 @@ async function main(): Promise<number> {
     }
     if (process.env.TERN_TEST_RESULTS) await writeFile(process.env.TERN_TEST_RESULTS, JSON.stringify(total));
     const skipped = total.skipped ? `, ${total.skipped} skipped` : '';
-    process.stdout.write(`\n${total.passed} passed, ${total.failed} failed${skipped}\n`);
+    const tier = process.env.TERN_TEST_TIER === 'quick' ? 'quick tier (no system tests)' : 'every test';
+    const seconds = Math.round((Date.now() - started) / 1000);
+    process.stdout.write(`\n${tier}: ${seconds} s\n${total.passed} passed, ${total.failed} failed${skipped}\n`);
     return exit || (total.failed > 0 ? 1 : 0);
   } finally {
     await rm(dir, { recursive: true, force: true });
