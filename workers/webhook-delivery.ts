@@ -16,6 +16,7 @@ import { fireOrgEvent } from '../shared/org-events.js';
 import { QUEUE_NAMES, TAKEOVER_LOCKS, type WebhookDeliveryJob } from '../shared/queues.js';
 import { systemLookup, type LookupFn } from '../shared/webhooks/ssrf.js';
 import { sign } from '../shared/webhooks/signing.js';
+import { standardWebhookHeaders } from '../shared/webhooks/standard-signing.js';
 import { EndpointSlots } from '../shared/webhooks/slots.js';
 import { DEFAULT_DISABLE_AFTER_MS, retryDelay } from '../shared/webhooks/rules.js';
 import type { QueueConsumer, WorkerDeps } from './deps.js';
@@ -62,13 +63,18 @@ function signingSecrets(d: DeliveryWithWebhook, now: Date): string[] {
   return secrets;
 }
 
+/** The spec's headers, and the Standard Webhooks ones signed with the same secrets and time. */
 function headersFor(brand: string, d: DeliveryWithWebhook): Record<string, string> {
+  const now = new Date();
+  const timestamp = Math.floor(now.getTime() / 1000);
+  const secrets = signingSecrets(d, now);
   return {
     'content-type': 'application/json',
     'user-agent': `${brand}-webhooks/1`,
-    [`${brand}-signature`]: sign(d.body, signingSecrets(d, new Date())),
+    [`${brand}-signature`]: sign(d.body, secrets, timestamp),
     [`${brand}-delivery-id`]: d.id,
     [`${brand}-event-type`]: d.event_type,
+    ...standardWebhookHeaders(d.id, timestamp, d.body, secrets),
   };
 }
 
