@@ -17,6 +17,7 @@ import { QUEUE_NAMES, TAKEOVER_LOCKS, type WebhookDeliveryJob } from '../shared/
 import { systemLookup, type LookupFn } from '../shared/webhooks/ssrf.js';
 import { secretBox, type SecretBox } from '../shared/secrets.js';
 import { sign } from '../shared/webhooks/signing.js';
+import { standardWebhookHeaders } from '../shared/webhooks/standard-signing.js';
 import { EndpointSlots } from '../shared/webhooks/slots.js';
 import { DEFAULT_DISABLE_AFTER_MS, retryDelay } from '../shared/webhooks/rules.js';
 import type { QueueConsumer, WorkerDeps } from './deps.js';
@@ -64,13 +65,18 @@ function signingSecrets(box: SecretBox, d: DeliveryWithWebhook, now: Date): stri
   return secrets;
 }
 
+/** The spec's headers, and the Standard Webhooks ones signed with the same secrets and time. */
 function headersFor(box: SecretBox, brand: string, d: DeliveryWithWebhook): Record<string, string> {
+  const now = new Date();
+  const timestamp = Math.floor(now.getTime() / 1000);
+  const secrets = signingSecrets(box, d, now);
   return {
     'content-type': 'application/json',
     'user-agent': `${brand}-webhooks/1`,
-    [`${brand}-signature`]: sign(d.body, signingSecrets(box, d, new Date())),
+    [`${brand}-signature`]: sign(d.body, secrets, timestamp),
     [`${brand}-delivery-id`]: d.id,
     [`${brand}-event-type`]: d.event_type,
+    ...standardWebhookHeaders(d.id, timestamp, d.body, secrets),
   };
 }
 

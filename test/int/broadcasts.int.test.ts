@@ -35,6 +35,8 @@ describe('broadcasts', () => {
   let smallSegment: string;
 
   const sql = () => api.deps.sql;
+  const expectOk = (res: { status: number; text: string }, status: number) =>
+    expect(res.status, res.text).to.equal(status);
   const ok = <T extends { error: unknown; data: unknown }>(res: T): NonNullable<T['data']> => {
     expect(res.error).to.equal(null);
     return res.data as NonNullable<T['data']>;
@@ -615,6 +617,36 @@ describe('broadcasts', () => {
       const patched = await req('PATCH', `/broadcasts/${draft.json.id}`, send.token, { html: 'Hi {{ name }}' });
       expectError(patched, 422, 'validation_error');
       expect(patched.json.error.message).to.contain('"{{ name }}" is not a merge tag');
+    });
+  });
+
+  describe('with a test key', () => {
+    it('creates and sends a broadcast whose messages are test messages, to the members of a static segment', async () => {
+      const testKey = await org.mint({ permission: 'SEND', mode: 'test' });
+      const seg = await req('POST', '/segments', admin, { name: 'Testers' });
+      expect(seg.json.filter).to.deep.equal({ any: [] });
+      for (const email of ['t1@testers.test', 't2@testers.test']) {
+        const c = await req('POST', '/contacts', testKey.token, { email });
+        expectOk(await req('POST', `/contacts/${c.json.id}/segments/${seg.json.id}`, testKey.token), 201);
+      }
+      const created = await req('POST', '/broadcasts', testKey.token, {
+        from: 'news@acme.test',
+        subject: 'Hi {{{FIRST_NAME|tester}}}',
+        text: 'Trying it out',
+        segment_id: seg.json.id,
+      });
+      expect(created.status, created.text).to.equal(201);
+      expectOk(await req('POST', `/broadcasts/${created.json.id}/send`, testKey.token, {}), 200);
+      expect((await processBroadcastBatch(wdeps, { broadcastId: created.json.id, after: null })).kind).to.equal('done');
+      const rows = await sql()`
+        select e.mode, e.subject, e.to_addresses from broadcast_recipients r join emails e on e.id = r.email_id
+        where r.broadcast_id = ${created.json.id} order by e.to_addresses`;
+      expect(rows.map((r) => [r.mode, r.subject, r.to_addresses])).to.deep.equal([
+        ['test', 'Hi tester', ['t1@testers.test']],
+        ['test', 'Hi tester', ['t2@testers.test']],
+      ]);
+      // A live key does not see the test broadcast (modes are apart, as for emails).
+      expectError(await req('GET', `/broadcasts/${created.json.id}`, send.token), 404, 'not_found');
     });
   });
 

@@ -12,6 +12,7 @@ import { Resend } from 'resend';
 import { insertRuns } from '../../shared/db/automations.js';
 import { insertInbound, saveParsedInbound } from '../../shared/db/inbound.js';
 import { newId } from '../../shared/ids.js';
+import { standardWebhookHeaders } from '../../shared/webhooks/standard-signing.js';
 import { seedOrg, type SeededOrg } from '../helpers/seed.js';
 import { startApi, type TestApi } from '../helpers/stack.js';
 
@@ -283,7 +284,10 @@ const TABLE: Record<string, Row> = {
     status: 'works',
     note: 'the old secret keeps signing for 24 hours (`POST /webhooks/{id}/rotate-secret` sets how long)',
   },
-  'webhooks.verify': { status: 'not offered', note: 'no Standard Webhooks headers yet' },
+  'webhooks.verify': {
+    status: 'works',
+    note: 'each delivery carries the Standard Webhooks headers beside `tern-signature` (webhooks.md)',
+  },
   'webhooks.events.list': {
     status: 'not offered',
     note: "a webhook's deliveries are `GET /webhooks/{id}/deliveries`",
@@ -736,6 +740,15 @@ describe('Resend SDK compatibility (docs/api/resend.md)', function () {
     expect(row).to.deep.equal({ url: 'https://hooks.example.com/sdk2', events: ['email.delivered'] });
     const rotated = ok(await resend.webhooks.rotateSigningSecret(id)) as unknown as { signing_secret: string };
     expect(rotated.signing_secret).to.not.equal(created.signing_secret);
+    // What a delivery carries (test/int/webhooks-delivery.int.test.ts checks real deliveries).
+    const body = JSON.stringify({ type: 'email.sent', created_at: new Date().toISOString(), data: {} });
+    const h = standardWebhookHeaders('dlv_sdk', Math.floor(Date.now() / 1000), body, [rotated.signing_secret]);
+    const verified = resend.webhooks.verify({
+      payload: body,
+      headers: { id: h['webhook-id'], timestamp: h['webhook-timestamp'], signature: h['webhook-signature'] },
+      webhookSecret: rotated.signing_secret,
+    });
+    expect(verified).to.deep.equal(JSON.parse(body));
     ok(await resend.webhooks.remove(id));
   });
 

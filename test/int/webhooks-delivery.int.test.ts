@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { Resend } from 'resend';
 import { verify } from '../../shared/webhooks/signing.js';
 import { type Received } from '../helpers/receiver.js';
 import { seedEmail, seedEvent } from '../helpers/webhook-seed.js';
@@ -6,6 +7,18 @@ import { startWebhookStack, type WebhookStack } from '../helpers/webhook-stack.j
 import { waitFor } from '../helpers/wait.js';
 
 const json = (r: Received) => JSON.parse(r.raw.toString('utf8'));
+
+/** The Resend SDK's verifier (Standard Webhooks): the parsed payload, or a throw. */
+const resendVerify = (r: Received, secret: string): unknown =>
+  new Resend('re_verify').webhooks.verify({
+    payload: r.raw.toString('utf8'),
+    headers: {
+      id: String(r.headers['webhook-id']),
+      timestamp: String(r.headers['webhook-timestamp']),
+      signature: String(r.headers['webhook-signature']),
+    },
+    webhookSecret: secret,
+  });
 
 describe('webhook delivery', () => {
   let s: WebhookStack;
@@ -73,6 +86,12 @@ describe('webhook delivery', () => {
       expect(r!.headers['tern-delivery-id']).to.match(/^dlv_[0-9A-Z]{26}$/);
       expect(r!.headers['tern-signature']).to.match(/^t=\d+,v1=[0-9a-f]{64}$/);
       expect(verify(r!.raw, r!.headers['tern-signature'] as string, wh.signing_secret)).to.equal(true);
+      // Standard Webhooks beside it: same delivery id and time, checked by the Resend SDK.
+      expect(r!.headers['webhook-id']).to.equal(r!.headers['tern-delivery-id']);
+      expect(r!.headers['tern-signature']).to.contain(`t=${String(r!.headers['webhook-timestamp'])},`);
+      expect(r!.headers['webhook-signature']).to.match(/^v1,[A-Za-z0-9+/]{43}=$/);
+      expect(resendVerify(r!, wh.signing_secret)).to.deep.equal(json(r!));
+      expect(() => resendVerify(r!, 'whsec_' + Buffer.alloc(32, 1).toString('base64'))).to.throw(/signature/i);
       const data: Record<string, unknown> = {
         email_id: email.id,
         from: 'Acme <news@acme.test>',
@@ -233,6 +252,9 @@ describe('webhook delivery', () => {
     expect(header).to.match(/^t=\d+,v1=[0-9a-f]{64},v1=[0-9a-f]{64}$/);
     expect(verify(r!.raw, header, wh.signing_secret)).to.equal(true);
     expect(verify(r!.raw, header, rot.json.signing_secret)).to.equal(true);
+    expect(r!.headers['webhook-signature']).to.match(/^v1,\S{44} v1,\S{44}$/);
+    expect(resendVerify(r!, wh.signing_secret)).to.deep.equal(json(r!));
+    expect(resendVerify(r!, rot.json.signing_secret)).to.deep.equal(json(r!));
   });
 
   it('sends a sample event through the same pipeline (POST /webhooks/{id}/test)', async () => {
