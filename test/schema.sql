@@ -549,7 +549,9 @@ CREATE TABLE public.metrics_daily (
     unsubscribed bigint DEFAULT 0 NOT NULL,
     delayed bigint DEFAULT 0 NOT NULL,
     blocked bigint DEFAULT 0 NOT NULL,
-    stream text DEFAULT ''::text NOT NULL
+    stream text DEFAULT ''::text NOT NULL,
+    opened_machine bigint DEFAULT 0 NOT NULL,
+    clicked_machine bigint DEFAULT 0 NOT NULL
 );
 
 CREATE TABLE public.metrics_daily_facets (
@@ -568,6 +570,8 @@ CREATE TABLE public.metrics_daily_facets (
     unsubscribed bigint DEFAULT 0 NOT NULL,
     delayed bigint DEFAULT 0 NOT NULL,
     blocked bigint DEFAULT 0 NOT NULL,
+    opened_machine bigint DEFAULT 0 NOT NULL,
+    clicked_machine bigint DEFAULT 0 NOT NULL,
     CONSTRAINT metrics_daily_facets_facet_check CHECK ((facet = ANY (ARRAY['provider'::text, 'key'::text, 'template'::text, 'kind'::text, 'stream'::text])))
 );
 
@@ -584,7 +588,9 @@ CREATE TABLE public.metrics_daily_totals (
     clicked bigint DEFAULT 0 NOT NULL,
     unsubscribed bigint DEFAULT 0 NOT NULL,
     delayed bigint DEFAULT 0 NOT NULL,
-    blocked bigint DEFAULT 0 NOT NULL
+    blocked bigint DEFAULT 0 NOT NULL,
+    opened_machine bigint DEFAULT 0 NOT NULL,
+    clicked_machine bigint DEFAULT 0 NOT NULL
 );
 
 CREATE TABLE public.metrics_uniques (

@@ -5,16 +5,18 @@ import {
   keyNames,
   readFacet,
   readSeries,
-  readTestSeries,
+  readTestEventCounts,
   templateNames,
   zeroCounts,
+  type Counter,
   type Counts,
+  type DayRow,
   type Facet,
   type FacetRow,
 } from '../db/metrics.js';
 import type { Db } from '../db/pool.js';
 import { providerLabel } from '../mail/providers.js';
-import { FACET_FIELDS, ratesOf, SERIES_FIELDS } from './counters.js';
+import { countersOf, FACET_FIELDS, ratesOf, SERIES_FIELDS } from './counters.js';
 
 const DAY_MS = 86_400_000;
 
@@ -88,6 +90,21 @@ async function facetRows(db: Db, r: MetricsRequest, domainKey: string, from: str
     label: labels.get(row.facet_key) ?? row.facet_key,
     ...pickCounts(row, FACET_FIELDS),
   }));
+}
+
+/**
+ * The daily series of test-mode mail, counted from its events with the counters of live mail
+ * (`countersOf`): an open or click counts once per recipient, people's and machines' apart.
+ */
+async function readTestSeries(db: Db, orgId: string, domainId: string, from: string, to: string): Promise<DayRow[]> {
+  const days = new Map<string, DayRow>();
+  for (const r of await readTestEventCounts(db, orgId, domainId, from, to)) {
+    const day = days.get(r.day) ?? { ...zeroCounts(), day: r.day };
+    days.set(r.day, day);
+    const times = r.type === 'email.opened' || r.type === 'email.clicked' ? r.uniq : r.n;
+    for (const [c, v] of Object.entries(countersOf(r)) as [Counter, number][]) day[c] += v * times;
+  }
+  return [...days.values()].sort((a, b) => (a.day < b.day ? -1 : 1));
 }
 
 export async function metricsReport(db: Db, r: MetricsRequest, now = Date.now()): Promise<MetricsReport> {

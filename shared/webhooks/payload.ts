@@ -21,6 +21,9 @@ export type EmailEventData = {
   bounce_type?: string;
   detail?: string;
   url?: string;
+  /** email.opened / email.clicked (DESIGN §20): a machine's hit, and why. */
+  machine?: boolean;
+  machine_reason?: string | null;
 };
 
 export type ReceivedEventData = {
@@ -59,6 +62,13 @@ function tagsOf(ev: EventForWebhook): EmailEventData['tags'] {
   return tags.length > 0 ? tags : null;
 }
 
+/** What the web process judged (shared/tracking.ts); a hit recorded without a judgement is a person's. */
+function machineOf(v: unknown): Pick<EmailEventData, 'machine' | 'machine_reason'> {
+  const d = (typeof v === 'string' ? JSON.parse(v) : (v ?? {})) as Record<string, unknown>;
+  const reason = typeof d.machine_reason === 'string' ? d.machine_reason : null;
+  return { machine: d.machine === true, machine_reason: reason };
+}
+
 function emailData(ev: EventForWebhook): EmailEventData {
   const data: EmailEventData = {
     email_id: ev.email_id ?? '',
@@ -73,6 +83,7 @@ function emailData(ev: EventForWebhook): EmailEventData {
   if (ev.type === 'email.bounced' && present(ev.bounce_type)) data.bounce_type = ev.bounce_type;
   if (present(ev.detail)) data.detail = ev.detail;
   if (ev.type === 'email.clicked' && present(ev.url)) data.url = ev.url;
+  if (ev.type === 'email.opened' || ev.type === 'email.clicked') Object.assign(data, machineOf(ev.data));
   return data;
 }
 
