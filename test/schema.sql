@@ -511,7 +511,8 @@ CREATE TABLE public.ip_pool_addresses (
     address text NOT NULL,
     pool_id text NOT NULL,
     warmup_started_at timestamp with time zone DEFAULT now() NOT NULL,
-    created_at timestamp with time zone DEFAULT now() NOT NULL
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    listed_at timestamp with time zone
 );
 
 CREATE TABLE public.ip_pool_assignments (
@@ -618,6 +619,25 @@ CREATE TABLE public.organizations (
     CONSTRAINT organizations_rate_limit_per_second_check CHECK (((rate_limit_per_second >= 1) AND (rate_limit_per_second <= 100000))),
     CONSTRAINT organizations_retention_content_days_check CHECK (((retention_content_days >= 1) AND (retention_content_days <= 3650))),
     CONSTRAINT organizations_retention_events_days_check CHECK (((retention_events_days >= 1) AND (retention_events_days <= 3650)))
+);
+
+CREATE TABLE public.rbl_checks (
+    kind text NOT NULL,
+    target text NOT NULL,
+    zone text NOT NULL,
+    status text NOT NULL,
+    listed boolean DEFAULT false NOT NULL,
+    answer text,
+    checked_at timestamp with time zone DEFAULT now() NOT NULL,
+    listed_since timestamp with time zone,
+    CONSTRAINT rbl_checks_kind_check CHECK ((kind = ANY (ARRAY['ip'::text, 'domain'::text]))),
+    CONSTRAINT rbl_checks_status_check CHECK ((status = ANY (ARRAY['listed'::text, 'clear'::text, 'unknown'::text])))
+);
+
+CREATE TABLE public.rbl_schedule (
+    id boolean DEFAULT true NOT NULL,
+    next_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT rbl_schedule_id_check CHECK (id)
 );
 
 CREATE TABLE public.segment_members (
@@ -868,6 +888,12 @@ ALTER TABLE ONLY public.metrics_uniques
 
 ALTER TABLE ONLY public.organizations
     ADD CONSTRAINT organizations_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY public.rbl_checks
+    ADD CONSTRAINT rbl_checks_pkey PRIMARY KEY (kind, target, zone);
+
+ALTER TABLE ONLY public.rbl_schedule
+    ADD CONSTRAINT rbl_schedule_pkey PRIMARY KEY (id);
 
 ALTER TABLE ONLY public.segment_members
     ADD CONSTRAINT segment_members_pkey PRIMARY KEY (segment_id, contact_id);

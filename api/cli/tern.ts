@@ -12,6 +12,7 @@ import { keyCommands } from './commands/key.js';
 import { migrateCommands } from './commands/migrate.js';
 import { orgCommands } from './commands/org.js';
 import { poolCommands } from './commands/pool.js';
+import { rblCommands } from './commands/rbl.js';
 import { userCommands } from './commands/user.js';
 
 const commands: Command[] = [
@@ -22,6 +23,7 @@ const commands: Command[] = [
   ...domainCommands,
   ...keyCommands,
   ...poolCommands,
+  ...rblCommands,
   ...doctorCommands,
   ...systemdCommands,
 ];

@@ -167,6 +167,14 @@ const ORG_SAMPLES: Record<OrgEventType, Record<string, unknown>> = {
     records: [{ record: 'DKIM', name: 'tern._domainkey.example.com', reason: 'No DKIM TXT record found' }],
   },
   'domain.verified': { domain_id: 'dom_00000000000000000000000000', domain: 'example.com' },
+  'ip.listed': { ip: '192.0.2.10', pool: 'bulk', zones: [{ zone: 'zen.spamhaus.org', answer: '127.0.0.2' }] },
+  'ip.delisted': { ip: '192.0.2.10', pool: 'bulk' },
+  'domain.listed': {
+    domain_id: 'dom_00000000000000000000000000',
+    domain: 'example.com',
+    zones: [{ zone: 'dbl.spamhaus.org', answer: '127.0.1.2' }],
+  },
+  'domain.delisted': { domain_id: 'dom_00000000000000000000000000', domain: 'example.com' },
 };
 
 export function serialise(envelope: WebhookEnvelope): Buffer {

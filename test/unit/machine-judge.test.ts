@@ -3,7 +3,8 @@
 // reason, docs/tracking.md names every row, and each rule of DESIGN §20 decides as written.
 import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
-import { judgeHit, plainAddress, sourceReason, type HitSignals } from '../../shared/engagement/machine.js';
+import { judgeHit, sourceReason, type HitSignals } from '../../shared/engagement/machine.js';
+import { plainAddress } from '../../shared/ip-ranges.js';
 import { LINK_BURST_MS, MACHINE_SOURCES, TOO_FAST_MS } from '../../shared/engagement/machine-sources.js';
 
 const PERSON_UA =
