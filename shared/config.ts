@@ -146,6 +146,8 @@ export interface Config {
   dblZones: string[];
   /** Minutes between two reputation checks (RBL_CHECK_MINUTES, default 30). */
   rblCheckMinutes: number;
+  /** rspamd's HTTP address (RSPAMD_URL): each inbound message is scored there; null = not scored. */
+  rspamdUrl: string | null;
 }
 
 /**
@@ -488,6 +490,7 @@ export function loadToolConfig(env: Env = process.env): ToolConfig {
     rblZones: zoneList(env, 'RBL_ZONES'),
     dblZones: zoneList(env, 'DBL_ZONES'),
     rblCheckMinutes: positive(env, 'RBL_CHECK_MINUTES', 30),
+    rspamdUrl: url(env, 'RSPAMD_URL', null, ['http:', 'https:']),
   };
 }
 
@@ -551,6 +554,7 @@ export const CONFIG_VARIABLES = [
   'RETENTION_BUDGET_SECONDS',
   'RETENTION_PAUSE_MS',
   'RETENTION_PURGE_SECONDS',
+  'RSPAMD_URL',
   'SECRET_KEY',
   'SMTP_SMARTHOST',
   'STORE_CONFIRM_SECONDS',

@@ -503,6 +503,7 @@ CREATE TABLE public.inbound_messages (
     route jsonb,
     forward_email_id text,
     content_purged_at timestamp with time zone,
+    spam jsonb,
     CONSTRAINT inbound_messages_source_check CHECK ((source = ANY (ARRAY['mx'::text, 'http'::text]))),
     CONSTRAINT inbound_messages_status_check CHECK ((status = ANY (ARRAY['stored'::text, 'processed'::text, 'failed'::text, 'unparsed'::text])))
 );

@@ -36,6 +36,8 @@ export type ReceivedEventData = {
   mailbox_hash?: string;
   auth?: { spf: string; dkim: string; dmarc: string };
   attachments?: { id: string; filename: string | null; content_type: string; size: number }[];
+  /** With RSPAMD_URL (DESIGN §20): rspamd's verdict, or {status: "unchecked"}. */
+  spam?: { score: number; action: string; symbols: { name: string; score: number }[] } | { status: 'unchecked' };
 };
 
 /** Organization events: the fields recorded with the event (shared/org-events.ts), nulls left out. */
@@ -129,6 +131,7 @@ function receivedData(ev: EventForWebhook): ReceivedEventData {
     ...(present(d.mailbox_hash as string | null) ? { mailbox_hash: d.mailbox_hash as string } : {}),
     ...(auth ? { auth } : {}),
     ...(attachments.length > 0 ? { attachments } : {}),
+    ...(d.spam && typeof d.spam === 'object' ? { spam: d.spam as NonNullable<ReceivedEventData['spam']> } : {}),
   };
 }
 

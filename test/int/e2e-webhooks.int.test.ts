@@ -38,6 +38,7 @@ const RECEIVED_FIELDS = [
   'mailbox_hash',
   'auth',
   'attachments',
+  'spam',
 ];
 
 type Data = Record<string, unknown>;
