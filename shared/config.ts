@@ -142,6 +142,17 @@ export interface Config {
    * (DOMAIN_RECHECK_HOURS, default 6; 0 turns the re-checks off).
    */
   domainRecheckHours: number;
+  /**
+   * DNS blocklists the sending addresses are looked up in (RBL_ZONES, comma-separated zones such
+   * as zen.spamhaus.org; empty: addresses are not watched). docs/operations.md "Reputation watch".
+   */
+  rblZones: string[];
+  /** Domain blocklists verified domains are looked up in (DBL_ZONES, e.g. dbl.spamhaus.org; empty: none). */
+  dblZones: string[];
+  /** Minutes between two reputation checks (RBL_CHECK_MINUTES, default 30). */
+  rblCheckMinutes: number;
+  /** rspamd's HTTP address (RSPAMD_URL): each inbound message is scored there; null = not scored. */
+  rspamdUrl: string | null;
 }
 
 /**
@@ -315,6 +326,19 @@ function oneOf<T extends string>(env: Env, name: string, values: readonly T[], f
   return raw as T;
 }
 
+/** A comma-separated list of DNS zones (lower-cased, without a trailing dot). */
+function zoneList(env: Env, name: string): string[] {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return [];
+  return raw.split(',').map((item) => {
+    const zone = item.trim().toLowerCase().replace(/\.$/, '');
+    if (!/^(?=.{1,200}$)([a-z0-9_]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z0-9-]{1,63}$/.test(zone)) {
+      throw new ConfigError(name, `must be a comma-separated list of DNS zones, got "${item.trim()}"`);
+    }
+    return zone;
+  });
+}
+
 function hostPortList(env: Env, name: string): string[] {
   const raw = env[name];
   if (raw === undefined || raw.trim() === '') return [];
@@ -473,6 +497,10 @@ export function loadToolConfig(env: Env = process.env): ToolConfig {
     retentionBudgetSeconds: positive(env, 'RETENTION_BUDGET_SECONDS', 10),
     retentionPauseMs: nonNegative(env, 'RETENTION_PAUSE_MS', 20),
     domainRecheckHours: nonNegativeNumber(env, 'DOMAIN_RECHECK_HOURS', 6),
+    rblZones: zoneList(env, 'RBL_ZONES'),
+    dblZones: zoneList(env, 'DBL_ZONES'),
+    rblCheckMinutes: positive(env, 'RBL_CHECK_MINUTES', 30),
+    rspamdUrl: url(env, 'RSPAMD_URL', null, ['http:', 'https:']),
   };
 }
 
@@ -491,6 +519,7 @@ export const CONFIG_VARIABLES = [
   'DATABASE_POOL_MAX',
   'DATABASE_POOLER',
   'DATABASE_URL',
+  'DBL_ZONES',
   'DELIVERY_CONCURRENCY',
   'DELIVERY_JOURNAL_DIR',
   'DELIVERY_MAX_AGE_HOURS',
@@ -520,6 +549,8 @@ export const CONFIG_VARIABLES = [
   'PORT',
   'PROMETHEUS_PUBLIC',
   'PROMETHEUS_TOKEN',
+  'RBL_CHECK_MINUTES',
+  'RBL_ZONES',
   'REDIS_PREFIX',
   'REDIS_URL',
   'RELAY_ALLOW_INSECURE_AUTH',
@@ -533,6 +564,7 @@ export const CONFIG_VARIABLES = [
   'RETENTION_BUDGET_SECONDS',
   'RETENTION_PAUSE_MS',
   'RETENTION_PURGE_SECONDS',
+  'RSPAMD_URL',
   'SECRET_KEY',
   'SECRET_KEY_PREVIOUS',
   'SMTP_SMARTHOST',

@@ -33,6 +33,11 @@ export const ORG_EVENT_TYPES = [
   'webhook.disabled',
   'domain.failed',
   'domain.verified',
+  // The reputation watch (DESIGN §20): a sending address or a domain on a blocklist, and off it.
+  'ip.listed',
+  'ip.delisted',
+  'domain.listed',
+  'domain.delisted',
 ] as const;
 /** Every type an endpoint may subscribe to. */
 export const WEBHOOK_EVENT_TYPES = [...EVENT_TYPES, ...ORG_EVENT_TYPES] as const;

@@ -1,6 +1,8 @@
-// Opens, clicks and one-click unsubscribes (DESIGN §6). The delivery worker instruments HTML
+// Opens, clicks and one-click unsubscribes (DESIGN §6, §20). The delivery worker instruments HTML
 // and adds List-Unsubscribe with the helpers re-exported here; the web process turns each hit
-// into recipient stamps and events. Opens fire `email.opened` once per recipient; every click
+// into recipient stamps and events. Each open and click is judged a person's or a machine's
+// (shared/engagement/machine.ts): only a person's stamps the recipient's opened_at/clicked_at.
+// Opens fire `email.opened` once per recipient for people and once for machines; every click
 // fires `email.clicked` (metrics count a recipient once); an unsubscribe fires once and, on a
 // live message, suppresses the address for the sending domain.
 import { randomUUID } from 'node:crypto';
@@ -8,7 +10,9 @@ import { broadcastOfEmail } from './db/broadcasts.js';
 import { updateContact } from './db/contacts.js';
 import { addSuppression } from './db/suppressions.js';
 import { setSubscriptions } from './db/topics.js';
-import { getTrackingTarget, markTracked, type TrackingTarget } from './db/tracking.js';
+import { getTrackingTarget, markTracked, otherLinkClicks, type TrackingTarget } from './db/tracking.js';
+import { judgeHit, type Verdict } from './engagement/machine.js';
+import { LINK_BURST_MS } from './engagement/machine-sources.js';
 import type { Sql, TxSql } from './db/pool.js';
 import { publishEvents, recordEvents, type EventRow, type NewEvent } from './events.js';
 import type { Queues } from './queues.js';
@@ -41,6 +45,14 @@ export interface TrackingDeps {
   queues: Pick<Queues, 'webhook-fanout' | 'metrics-rollup'>;
 }
 
+/** What the request says about who made it (for opens and clicks). */
+export interface HitRequest {
+  method: string;
+  /** The client address: the socket's, or X-Forwarded-For's under TRUST_PROXY. */
+  ip: string;
+  userAgent: string;
+}
+
 export interface TrackingHit {
   /** False when the message or recipient no longer exists. */
   found: boolean;
@@ -48,8 +60,15 @@ export interface TrackingHit {
   recorded: boolean;
 }
 
-function eventFor(t: TrackingTarget, type: NewEvent['type'], dedupeKey: string, url?: string): NewEvent {
+function eventFor(
+  t: TrackingTarget,
+  type: NewEvent['type'],
+  dedupeKey: string,
+  url?: string,
+  verdict?: Verdict,
+): NewEvent {
   return {
+    ...(verdict ? { data: { machine: verdict.machine, machine_reason: verdict.machine_reason } } : {}),
     orgId: t.org_id,
     mode: t.mode,
     type,
@@ -78,18 +97,34 @@ async function unsubscribeBroadcastContact(tx: TxSql, orgId: string, emailId: st
   return true;
 }
 
-async function applyHit(tx: TxSql, p: TrackingPayload, t: TrackingTarget): Promise<EventRow[]> {
+/** An unsubscribe has no request signals to judge: a neutral one. */
+const NO_REQUEST: HitRequest = { method: 'POST', ip: '', userAgent: '' };
+
+function signals(req: HitRequest, t: TrackingTarget, at: Date) {
+  return { method: req.method, ip: req.ip, userAgent: req.userAgent, at, deliveredAt: t.delivered_at };
+}
+
+async function applyHit(tx: TxSql, p: TrackingPayload, t: TrackingTarget, req: HitRequest): Promise<EventRow[]> {
   const ids = { emailId: t.email_id, recipientId: t.recipient_id };
   switch (p.kind) {
     case 'o': {
+      const verdict = judgeHit({ ...signals(req, t, new Date()), kind: 'open', otherLinkClicks: [] });
+      // One email.opened per recipient for people and one for machines.
+      if (verdict.machine) {
+        const key = `${t.recipient_id}:opened:machine`;
+        return recordEvents(tx, [eventFor(t, 'email.opened', key, undefined, verdict)]);
+      }
       if (t.opened_at) return [];
       await markTracked(tx, { ...ids, event: 'opened' });
-      return recordEvents(tx, [eventFor(t, 'email.opened', `${t.recipient_id}:opened`)]);
+      return recordEvents(tx, [eventFor(t, 'email.opened', `${t.recipient_id}:opened`, undefined, verdict)]);
     }
     case 'c': {
-      await markTracked(tx, { ...ids, event: 'clicked' });
+      const at = new Date();
+      const others = await otherLinkClicks(tx, t.recipient_id, p.url ?? '', new Date(at.getTime() - LINK_BURST_MS));
+      const verdict = judgeHit({ ...signals(req, t, at), kind: 'click', otherLinkClicks: others });
+      if (!verdict.machine) await markTracked(tx, { ...ids, event: 'clicked' });
       const key = `${t.recipient_id}:clicked:${randomUUID()}`;
-      return recordEvents(tx, [eventFor(t, 'email.clicked', key, p.url)]);
+      return recordEvents(tx, [{ ...eventFor(t, 'email.clicked', key, p.url, verdict), createdAt: at }]);
     }
     case 'u': {
       if (t.unsubscribed_at) return [];
@@ -119,11 +154,15 @@ async function applyHit(tx: TxSql, p: TrackingPayload, t: TrackingTarget): Promi
 }
 
 /** Records a verified tracking hit: stamps, event, suppression in one transaction, then publishes. */
-export async function recordTrackingHit(deps: TrackingDeps, p: TrackingPayload): Promise<TrackingHit> {
+export async function recordTrackingHit(
+  deps: TrackingDeps,
+  p: TrackingPayload,
+  req: HitRequest = NO_REQUEST,
+): Promise<TrackingHit> {
   const outcome = await deps.sql.begin(async (tx) => {
     const target = await getTrackingTarget(tx, p.emailId, p.recipientId);
     if (!target) return { found: false, events: [] as EventRow[] };
-    return { found: true, events: await applyHit(tx, p, target) };
+    return { found: true, events: await applyHit(tx, p, target, req) };
   });
   // A failed publication leaves published_at null; the events sweeper re-publishes it.
   await publishEvents(

@@ -503,6 +503,7 @@ CREATE TABLE public.inbound_messages (
     route jsonb,
     forward_email_id text,
     content_purged_at timestamp with time zone,
+    spam jsonb,
     CONSTRAINT inbound_messages_source_check CHECK ((source = ANY (ARRAY['mx'::text, 'http'::text]))),
     CONSTRAINT inbound_messages_status_check CHECK ((status = ANY (ARRAY['stored'::text, 'processed'::text, 'failed'::text, 'unparsed'::text])))
 );
@@ -511,7 +512,8 @@ CREATE TABLE public.ip_pool_addresses (
     address text NOT NULL,
     pool_id text NOT NULL,
     warmup_started_at timestamp with time zone DEFAULT now() NOT NULL,
-    created_at timestamp with time zone DEFAULT now() NOT NULL
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    listed_at timestamp with time zone
 );
 
 CREATE TABLE public.ip_pool_assignments (
@@ -549,7 +551,9 @@ CREATE TABLE public.metrics_daily (
     unsubscribed bigint DEFAULT 0 NOT NULL,
     delayed bigint DEFAULT 0 NOT NULL,
     blocked bigint DEFAULT 0 NOT NULL,
-    stream text DEFAULT ''::text NOT NULL
+    stream text DEFAULT ''::text NOT NULL,
+    opened_machine bigint DEFAULT 0 NOT NULL,
+    clicked_machine bigint DEFAULT 0 NOT NULL
 );
 
 CREATE TABLE public.metrics_daily_facets (
@@ -568,6 +572,8 @@ CREATE TABLE public.metrics_daily_facets (
     unsubscribed bigint DEFAULT 0 NOT NULL,
     delayed bigint DEFAULT 0 NOT NULL,
     blocked bigint DEFAULT 0 NOT NULL,
+    opened_machine bigint DEFAULT 0 NOT NULL,
+    clicked_machine bigint DEFAULT 0 NOT NULL,
     CONSTRAINT metrics_daily_facets_facet_check CHECK ((facet = ANY (ARRAY['provider'::text, 'key'::text, 'template'::text, 'kind'::text, 'stream'::text])))
 );
 
@@ -584,7 +590,9 @@ CREATE TABLE public.metrics_daily_totals (
     clicked bigint DEFAULT 0 NOT NULL,
     unsubscribed bigint DEFAULT 0 NOT NULL,
     delayed bigint DEFAULT 0 NOT NULL,
-    blocked bigint DEFAULT 0 NOT NULL
+    blocked bigint DEFAULT 0 NOT NULL,
+    opened_machine bigint DEFAULT 0 NOT NULL,
+    clicked_machine bigint DEFAULT 0 NOT NULL
 );
 
 CREATE TABLE public.metrics_uniques (
@@ -612,6 +620,25 @@ CREATE TABLE public.organizations (
     CONSTRAINT organizations_rate_limit_per_second_check CHECK (((rate_limit_per_second >= 1) AND (rate_limit_per_second <= 100000))),
     CONSTRAINT organizations_retention_content_days_check CHECK (((retention_content_days >= 1) AND (retention_content_days <= 3650))),
     CONSTRAINT organizations_retention_events_days_check CHECK (((retention_events_days >= 1) AND (retention_events_days <= 3650)))
+);
+
+CREATE TABLE public.rbl_checks (
+    kind text NOT NULL,
+    target text NOT NULL,
+    zone text NOT NULL,
+    status text NOT NULL,
+    listed boolean DEFAULT false NOT NULL,
+    answer text,
+    checked_at timestamp with time zone DEFAULT now() NOT NULL,
+    listed_since timestamp with time zone,
+    CONSTRAINT rbl_checks_kind_check CHECK ((kind = ANY (ARRAY['ip'::text, 'domain'::text]))),
+    CONSTRAINT rbl_checks_status_check CHECK ((status = ANY (ARRAY['listed'::text, 'clear'::text, 'unknown'::text])))
+);
+
+CREATE TABLE public.rbl_schedule (
+    id boolean DEFAULT true NOT NULL,
+    next_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT rbl_schedule_id_check CHECK (id)
 );
 
 CREATE TABLE public.segment_members (
@@ -862,6 +889,12 @@ ALTER TABLE ONLY public.metrics_uniques
 
 ALTER TABLE ONLY public.organizations
     ADD CONSTRAINT organizations_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY public.rbl_checks
+    ADD CONSTRAINT rbl_checks_pkey PRIMARY KEY (kind, target, zone);
+
+ALTER TABLE ONLY public.rbl_schedule
+    ADD CONSTRAINT rbl_schedule_pkey PRIMARY KEY (id);
 
 ALTER TABLE ONLY public.segment_members
     ADD CONSTRAINT segment_members_pkey PRIMARY KEY (segment_id, contact_id);

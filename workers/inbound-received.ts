@@ -3,7 +3,8 @@
 // the transaction), then in one transaction: threading, the forwarded copy, the stored fields
 // (stripped_text, mailbox_hash, auth, attachments with their ids) and `email.received` when a
 // recipient's route is the webhooks. After the commit the events are published and the forward
-// is enqueued for delivery.
+// is enqueued for delivery. With RSPAMD_URL the message is scored first (inbound-spam.ts): the
+// verdict is stored and carried by `email.received`, and a route may refuse it above its threshold.
 import { enqueueMail } from '../shared/queues.js';
 import type { ParsedMail } from 'mailparser';
 import { listOrgDomainNames } from '../shared/db/domains.js';
@@ -21,6 +22,8 @@ import { stripReply } from '../shared/mail/reply-text.js';
 import { streamOf } from '../shared/prom/labels.js';
 import type { WorkerDeps } from './deps.js';
 import { createForward, type ForwardOutcome } from './inbound-forward.js';
+import { scoreInbound, spamFilter } from './inbound-spam.js';
+import type { SpamVerdict } from '../shared/mail/spam-score.js';
 import { clean, thread, type BaseFields } from './inbound-parse.js';
 
 /** The webhook carries at most this much of stripped_text; GET /inbound/{id} has all of it. */
@@ -39,7 +42,10 @@ async function senderAuth(deps: WorkerDeps, row: Row): Promise<InboundAuth> {
   });
 }
 
-function receivedData(fields: BaseFields, extra: Pick<ParsedInbound, 'strippedText' | 'mailboxHash' | 'auth'>) {
+function receivedData(
+  fields: BaseFields,
+  extra: Pick<ParsedInbound, 'strippedText' | 'mailboxHash' | 'auth'> & { spam: SpamVerdict | null },
+) {
   return {
     from: fields.fromAddress,
     to: fields.to,
@@ -54,6 +60,7 @@ function receivedData(fields: BaseFields, extra: Pick<ParsedInbound, 'strippedTe
       content_type: a.contentType,
       size: a.content.length,
     })),
+    ...(extra.spam ? { spam: extra.spam } : {}),
   };
 }
 
@@ -64,15 +71,19 @@ export async function receiveMessage(
   fields: BaseFields,
   rcpts: RcptRoute[],
 ): Promise<EventRow[]> {
-  const webhook = rcpts.filter((r) => r.kind === 'reply' || r.route?.action === 'webhook');
-  const forward = rcpts.filter((r) => r.route?.action === 'forward');
+  const spam = await scoreInbound(deps, row);
+  const { kept, refusal } = spamFilter(spam, rcpts);
+  const webhook = kept.filter((r) => r.kind === 'reply' || r.route?.action === 'webhook');
+  const forward = kept.filter((r) => r.route?.action === 'forward');
   const first = webhook[0] ?? forward[0] ?? null;
   const extra = {
     strippedText: clean(stripReply(fields.text ?? '')),
     mailboxHash: first ? clean(mailboxHashOf(first.address)) : null,
     auth: first ? await senderAuth(deps, row) : null,
+    spam,
   };
-  const kind: ParsedInbound['kind'] = webhook.length > 0 ? 'reply' : forward.length > 0 ? 'forward' : 'dropped';
+  const kind: ParsedInbound['kind'] =
+    webhook.length > 0 ? 'reply' : forward.length > 0 ? 'forward' : refusal ? 'spam' : 'dropped';
   let forwarded: ForwardOutcome | null = null;
   const events = await deps.sql.begin(async (tx) => {
     if (!(await lockUnprocessedInbound(tx, row.id))) return null;
@@ -87,7 +98,7 @@ export async function receiveMessage(
       emailId,
       route: first?.route ?? null,
       forwardEmailId: forwarded?.emailId ?? null,
-      error: first ? (forwarded?.error ?? null) : 'no recipient routes to a webhook or a forward any more',
+      error: first ? (forwarded?.error ?? null) : (refusal ?? 'no recipient routes to a webhook or a forward any more'),
     });
     if (webhook.length === 0) return [];
     return await recordEvents(tx, [

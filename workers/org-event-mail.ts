@@ -21,6 +21,9 @@ type Data = Record<string, unknown>;
 
 const text = (v: unknown) => (typeof v === 'string' ? v : '');
 
+const zoneNames = (v: unknown) =>
+  Array.isArray(v) ? v.map((z: { zone?: unknown }) => text(z.zone)).join(', ') : 'a blocklist';
+
 /** Subject and first paragraph of each event's email. */
 function wording(type: string, d: Data): { subject: string; lead: string } {
   switch (type) {
@@ -40,6 +43,26 @@ function wording(type: string, d: Data): { subject: string; lead: string } {
       };
     case 'domain.verified':
       return { subject: `Domain ${text(d.domain)} verified`, lead: `${text(d.domain)} passed its DNS check.` };
+    case 'ip.listed':
+      return {
+        subject: `Sending address ${text(d.ip)} is on a blocklist`,
+        lead: `The sending address ${text(d.ip)} is listed by ${zoneNames(d.zones)}; receivers may refuse or folder mail from it.${d.pool ? " It is out of its pool's rotation while the pool has an address that is not listed." : ''}`,
+      };
+    case 'ip.delisted':
+      return {
+        subject: `Sending address ${text(d.ip)} is off the blocklists`,
+        lead: `${text(d.ip)} is no longer listed.`,
+      };
+    case 'domain.listed':
+      return {
+        subject: `Domain ${text(d.domain)} is on a blocklist`,
+        lead: `The domain ${text(d.domain)} is listed by ${zoneNames(d.zones)}; receivers may refuse or folder mail that names it.`,
+      };
+    case 'domain.delisted':
+      return {
+        subject: `Domain ${text(d.domain)} is off the blocklists`,
+        lead: `${text(d.domain)} is no longer listed.`,
+      };
     default:
       return { subject: type, lead: type };
   }

@@ -16,6 +16,7 @@ import { buildEnvelope, serialise } from '../shared/webhooks/payload.js';
 import { enqueueDeliveries } from '../shared/webhooks/rules.js';
 import type { QueueConsumer, WorkerDeps } from './deps.js';
 import { startDomainRechecks } from './domain-recheck.js';
+import { startReputationWatch } from './reputation-watch.js';
 import { Drainer } from './drainer.js';
 import { enqueueOrgEventMail, storeOrgEventMail } from './org-event-mail.js';
 import { logWorkerErrors } from './worker-errors.js';
@@ -126,8 +127,10 @@ export const webhookFanoutConsumer: QueueConsumer = {
   queue: QUEUE_NAMES.webhookFanout,
   start: (deps) => {
     const worker = startWebhookFanout(deps);
-    // The domains' DNS re-checks produce organization events: they run where those fan out.
+    // The domains' DNS re-checks and the reputation watch produce organization events: they run
+    // where those fan out.
     worker.on('closing', startDomainRechecks(deps));
+    worker.on('closing', startReputationWatch(deps));
     return worker;
   },
 };

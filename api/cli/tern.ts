@@ -12,6 +12,7 @@ import { keyCommands } from './commands/key.js';
 import { migrateCommands } from './commands/migrate.js';
 import { orgCommands } from './commands/org.js';
 import { poolCommands } from './commands/pool.js';
+import { rblCommands } from './commands/rbl.js';
 import { secretsCommands } from './commands/secrets.js';
 import { userCommands } from './commands/user.js';
 
@@ -23,6 +24,7 @@ const commands: Command[] = [
   ...domainCommands,
   ...keyCommands,
   ...poolCommands,
+  ...rblCommands,
   ...secretsCommands,
   ...doctorCommands,
   ...systemdCommands,

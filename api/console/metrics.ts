@@ -30,9 +30,11 @@ const HEADINGS: Record<string, string> = {
   bouncedHard: 'Hard bounces',
   bouncedSoft: 'Soft bounces',
   complained: 'Complaints',
-  opened: 'Opened',
-  clicked: 'Clicked',
+  opened: 'Opened (people)',
+  clicked: 'Clicked (people)',
   unsubscribed: 'Unsubscribed',
+  openedMachine: 'Opened (machines)',
+  clickedMachine: 'Clicked (machines)',
   delayed: 'Delayed',
   blocked: 'Blocked',
 };
@@ -44,8 +46,10 @@ const RATE_NAMES: Record<string, string> = {
   hardBounce: 'hard bounces',
   softBounce: 'soft bounces',
   complaint: 'complaints (of delivered)',
-  open: 'opened (of delivered)',
-  click: 'clicked (of delivered)',
+  open: 'opened by people (of delivered)',
+  click: 'clicked by people (of delivered)',
+  openMachine: 'opened by machines (of delivered)',
+  clickMachine: 'clicked by machines (of delivered)',
 };
 
 const heading = (api: string) => ({ label: HEADINGS[api] ?? api, num: true });
@@ -268,7 +272,8 @@ export async function metricsPage(ctx: ApiContext, { session }: ConsoleRequest):
         { title: 'All counters' },
       )}
       <p class="muted">
-        The same numbers:
+        Opens and clicks count people; those made by Apple's Mail Privacy Protection, link scanners and other machines
+        are counted apart (docs/tracking.md). The same numbers:
         <code
           >GET
           /api/v1/metrics?days=${days}${domain ? `&domain=${domain.name}` : ''}${live ? '' : ' (live mail only)'}</code

@@ -22,6 +22,7 @@ export const NAV: NavEntry[] = [
   { path: '/console/contacts', label: 'Contacts', section: 'Audience', admin: false },
   { path: '/console/segments', label: 'Segments', section: 'Audience', admin: false },
   { path: '/console/metrics', label: 'Metrics', section: 'Insights', admin: false },
+  { path: '/console/reputation', label: 'Reputation', section: 'Insights', admin: false },
   { path: '/console/queues', label: 'Queues', section: 'Insights', admin: true },
   { path: '/console/domains', label: 'Domains', section: 'Settings', admin: true },
   { path: '/console/webhooks', label: 'Webhooks', section: 'Settings', admin: true },

@@ -10,6 +10,7 @@ import type { ApiContext } from '../types.js';
 import { stackedDayChart } from './chart.js';
 import { html, type Safe } from './html.js';
 import { modeOf } from './metrics.js';
+import { loadReputation, reputationBanner } from './reputation.js';
 import { show, type ConsoleRequest } from './respond.js';
 import { card, details, domainName, hrefWith, modeSwitch, stateBadge } from './ui.js';
 
@@ -71,11 +72,12 @@ export async function overviewPage(ctx: ApiContext, { session }: ConsoleRequest)
   const mode = modeOf(ctx.query.mode);
   const live = mode === 'live';
   const midnight = new Date(new Date().toISOString().slice(0, 10));
-  const [domains, trend, testToday, steps] = await Promise.all([
+  const [domains, trend, testToday, steps, reputation] = await Promise.all([
     listOrgDomains(sql, session.org_id),
     metricsReport(sql, { orgId: session.org_id, domain: null, days: 30, mode }),
     live ? countEmailsSince(sql, session.org_id, 'test', midnight, TEST_COUNT_CAP) : 0,
     firstSteps(sql, session.org_id),
+    loadReputation(ctx, session.org_id),
   ]);
   const today = { totals: trend.series.at(-1)! };
   const verified = domains.filter((d) => d.status === 'verified').length;
@@ -111,7 +113,7 @@ export async function overviewPage(ctx: ApiContext, { session }: ConsoleRequest)
     active: '/console',
     lead: html`${session.org_name}`,
     actions: modeSwitch(mode, (m) => hrefWith('/console', { mode: m === 'test' ? m : null })),
-    body: html`${paused}${checklist(session, steps)}
+    body: html`${paused}${reputationBanner(reputation)}${checklist(session, steps)}
       ${card(
         html`${counts}
           <p class="muted">

@@ -18,6 +18,7 @@ import { keysPage, mintKeyAction, revokeKeyAction, rotateConfirm, rotateKeyActio
 import { login, loginPage, logout } from './login.js';
 import { metricsPage } from './metrics.js';
 import { overviewPage } from './overview.js';
+import { reputationPage } from './reputation.js';
 import { QUEUE_PAGES } from './queues.js';
 import { AUDIENCE_PAGES } from './audience.js';
 import { AUTOMATION_PAGES } from './automations.js';
@@ -47,6 +48,7 @@ export const CONSOLE_PAGES: PageRule[] = [
   { method: 'GET', path: '/keys/:id/rotate', role: 'member', page: rotateConfirm },
   { method: 'POST', path: '/keys/:id/rotate', role: 'member', page: rotateKeyAction },
   { method: 'GET', path: '/metrics', role: 'member', page: metricsPage },
+  { method: 'GET', path: '/reputation', role: 'member', page: reputationPage },
   ...QUEUE_PAGES,
   { method: 'GET', path: '/account', role: 'member', page: accountPage },
   { method: 'POST', path: '/account/password', role: 'member', page: changePasswordAction },

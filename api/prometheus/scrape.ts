@@ -3,10 +3,12 @@
 // its families out and says so in tern_scrape_source_up, so the rest still reaches Prometheus):
 //   redis     the counters and histograms every process records (shared/prom/recorder.ts);
 //   queues    BullMQ's job counts, oldest waiting job and workers per queue;
-//   postgres  the webhook backlog and paused organizations (the current state, never a count).
+//   postgres  the webhook backlog, paused organizations and blocklist listings (the current state,
+//             never a count).
 // Plus prom-client's default metrics of this web process. Concurrent scrapes share one reading.
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { countPausedOrgs } from '../../shared/db/orgs.js';
+import { allChecks, type RblCheckRow } from '../../shared/db/reputation.js';
 import { webhookBacklog } from '../../shared/db/webhook-deliveries.js';
 import {
   PROCESS_PREFIX,
@@ -102,17 +104,24 @@ function addQueues(registry: Registry, states: QueueState[]): void {
 interface PostgresFigures {
   backlog: { pending: number; oldestSeconds: number };
   paused: number;
+  rbl: RblCheckRow[];
 }
 
 async function readPostgres(deps: AppDeps): Promise<PostgresFigures> {
-  const [backlog, paused] = await Promise.all([webhookBacklog(deps.sql), countPausedOrgs(deps.sql)]);
-  return { backlog, paused };
+  const [backlog, paused, rbl] = await Promise.all([
+    webhookBacklog(deps.sql),
+    countPausedOrgs(deps.sql),
+    allChecks(deps.sql),
+  ]);
+  return { backlog, paused, rbl };
 }
 
 function addPostgres(registry: Registry, pg: PostgresFigures): void {
   scraped(registry, 'tern_webhook_backlog', Gauge).set(pg.backlog.pending);
   scraped(registry, 'tern_webhook_oldest_pending_seconds', Gauge).set(pg.backlog.oldestSeconds);
   scraped(registry, 'tern_organizations_paused', Gauge).set(pg.paused);
+  const rbl = scraped(registry, 'tern_rbl_listed', Gauge);
+  for (const r of pg.rbl) rbl.set({ kind: r.kind, target: r.target, zone: r.zone }, r.listed ? 1 : 0);
 }
 
 let processRegistry: Registry | null = null;

@@ -3,7 +3,12 @@
 // kind is 404, so /t/c never redirects anywhere the message did not link to. Opens and clicks
 // answer even when recording fails (a reader must never see an error for our bookkeeping);
 // an unsubscribe POST fails loudly instead, so the mailbox provider retries it.
-import { recordTrackingHit, verifyTrackingToken, type TrackingPayload } from '../../shared/tracking.js';
+import {
+  recordTrackingHit,
+  verifyTrackingToken,
+  type HitRequest,
+  type TrackingPayload,
+} from '../../shared/tracking.js';
 import { mediaType, readRaw } from '../middleware/body.js';
 import type { Area } from '../router.js';
 import type { ApiContext } from '../types.js';
@@ -25,10 +30,15 @@ function tokenOf(ctx: ApiContext, kind: TrackingPayload['kind']): TrackingPayloa
   return typeof token === 'string' ? verifyTrackingToken(ctx.deps.config.secretKey, token, kind) : null;
 }
 
+/** Who asked: judged machine or person (DESIGN §20); ctx.ip follows TRUST_PROXY. */
+function hitRequest(ctx: ApiContext): HitRequest {
+  return { method: ctx.method, ip: ctx.ip, userAgent: ctx.get('user-agent') };
+}
+
 /** Records an open or click without letting a failure reach the reader. */
 async function recordQuietly(ctx: ApiContext, p: TrackingPayload): Promise<void> {
   try {
-    await recordTrackingHit(ctx.deps, p);
+    await recordTrackingHit(ctx.deps, p, hitRequest(ctx));
   } catch (err) {
     ctx.state.log.warn(
       { event: 'TRACKING_RECORD_FAILED', err, kind: p.kind, emailId: p.emailId },

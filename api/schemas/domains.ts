@@ -54,6 +54,8 @@ const inboundSchema = {
           match: { type: 'string', minLength: 1, maxLength: 320, format: 'label' },
           action: { type: 'string', enum: ['webhook', 'forward', 'reject'] },
           forward_to: { type: 'string', minLength: 3, maxLength: 254, format: 'label' },
+          // With RSPAMD_URL: a message scored above this is refused for this route (docs/inbound.md).
+          spam_threshold: { type: 'number', minimum: -1000, maximum: 1000 },
         },
       },
     },

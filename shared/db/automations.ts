@@ -369,7 +369,9 @@ function compileCondition(
     // The messages this run sent (the last one only, with `last`) had an event of that type.
     const ids = c.email_event.last ? emailIds.slice(-1) : emailIds;
     if (ids.length === 0) return db`false`;
-    return db`exists (select 1 from events e where e.email_id = any(${ids}::text[]) and e.type = ${c.email_event.type})`;
+    // Opens and clicks are people's only (DESIGN §20): a machine's carries data.machine = true.
+    return db`exists (select 1 from events e where e.email_id = any(${ids}::text[]) and e.type = ${c.email_event.type}
+      and (e.data->>'machine') is distinct from 'true')`;
   }
   if ('in_segment' in c) {
     const seg = segments.get(c.in_segment);

@@ -66,7 +66,7 @@ export async function loadInboundRaw(db: Db, id: string): Promise<(InboundRow & 
 export interface ParsedInbound {
   orgId: string | null;
   domainId: string | null;
-  kind: 'reply' | 'forward' | 'bounce' | 'complaint' | 'unsubscribe' | 'dmarc_report' | 'dropped';
+  kind: 'reply' | 'forward' | 'bounce' | 'complaint' | 'unsubscribe' | 'dmarc_report' | 'dropped' | 'spam';
   fromAddress: string | null;
   to: string[];
   cc: string[];
@@ -85,6 +85,8 @@ export interface ParsedInbound {
   auth?: { spf: string; dkim: string; dmarc: string } | null;
   route?: { match: string; action: string; forward_to?: string } | null;
   forwardEmailId?: string | null;
+  /** rspamd's verdict (workers/inbound-spam.ts); null when no scorer is configured. */
+  spam?: object | null;
 }
 
 export interface ParsedAttachment {
@@ -118,7 +120,7 @@ export async function saveParsedInbound(db: Db, id: string, p: ParsedInbound): P
       auto_reply = ${p.autoReply}, error = ${p.error ?? null}, status = 'processed', processed_at = now(),
       stripped_text = ${p.strippedText ?? null}, mailbox_hash = ${p.mailboxHash ?? null},
       auth = ${p.auth ? db.json(p.auth) : null}, route = ${p.route ? jsonParam(db, p.route) : null},
-      forward_email_id = ${p.forwardEmailId ?? null}
+      forward_email_id = ${p.forwardEmailId ?? null}, spam = ${p.spam ? jsonParam(db, p.spam) : null}
     where id = ${id}`;
   await db`delete from inbound_attachments where inbound_id = ${id}`;
   if (p.attachments.length > 0) {

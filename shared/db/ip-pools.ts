@@ -30,13 +30,17 @@ export const EMAIL_STREAM_SQL = `e.stream`;
 /**
  * The pool of the email `e` (joined with its domain `d`), as JSON {id, name, ehlo, addresses:
  * [{address, warmup_started_at}]}, or null: the most specific assignment wins (domain, then
- * organization, then stream).
+ * organization, then stream). An address on a blocklist (`listed_at`, the reputation watch) is
+ * left out while the pool has one that is not.
  */
 export const POOL_OF_EMAIL_SQL = `(
   select json_build_object('id', p.id, 'name', p.name, 'ehlo', p.ehlo, 'addresses',
            coalesce((select json_agg(json_build_object('address', x.address, 'warmup_started_at', x.warmup_started_at)
                                      order by x.address)
-                     from ip_pool_addresses x where x.pool_id = p.id), '[]'::json))
+                     from ip_pool_addresses x where x.pool_id = p.id
+                       and (x.listed_at is null or not exists (
+                         select 1 from ip_pool_addresses y where y.pool_id = p.id and y.listed_at is null))),
+                    '[]'::json))
   from ip_pool_assignments a join ip_pools p on p.id = a.pool_id
   where a.domain_id = e.domain_id or a.org_id = e.org_id or a.stream = ${EMAIL_STREAM_SQL}
   order by case when a.domain_id is not null then 0 when a.org_id is not null then 1 else 2 end

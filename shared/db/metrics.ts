@@ -16,6 +16,8 @@ export const COUNTERS = [
   'unsubscribed',
   'delayed',
   'blocked',
+  'opened_machine',
+  'clicked_machine',
 ] as const;
 export type Counter = (typeof COUNTERS)[number];
 export type Counts = Record<Counter, number>;
@@ -32,6 +34,8 @@ export function zeroCounts(): Counts {
     unsubscribed: 0,
     delayed: 0,
     blocked: 0,
+    opened_machine: 0,
+    clicked_machine: 0,
   };
 }
 
@@ -160,6 +164,8 @@ export interface ClaimedEvent {
   template_id: string | null;
   kind: string | null;
   stream: string | null;
+  /** An open or click judged a machine's (shared/tracking.ts). */
+  machine: boolean | null;
   created_at: Date;
 }
 
@@ -179,9 +185,15 @@ const CLAIMED = [
   'created_at',
 ];
 // The stream is the message's (events do not repeat it): one primary-key look-up per event.
-const CLAIMED_COLUMNS = `${CLAIMED.join(', ')}, (select m.stream from emails m where m.id = email_id) as stream`;
+const CLAIMED_COLUMNS = `${CLAIMED.join(', ')}, (select m.stream from emails m where m.id = email_id) as stream,
+  (data->>'machine')::boolean as machine`;
 const CLAIMED_COLUMNS_E = `${CLAIMED.map((c) => `e.${c}`).join(', ')},
-  (select m.stream from emails m where m.id = e.email_id) as stream`;
+  (select m.stream from emails m where m.id = e.email_id) as stream, (e.data->>'machine')::boolean as machine`;
+
+/** A recipient's first open (or click) counts once for people and once for machines (DESIGN §20). */
+export function uniqueType(e: Pick<ClaimedEvent, 'type' | 'machine'>): string {
+  return e.machine ? `${e.type}:machine` : e.type;
+}
 
 /** Claims the listed events not yet counted (marking them); a batch claimed twice is claimed once. */
 export async function claimEvents(tx: Db, eventIds: string[]): Promise<ClaimedEvent[]> {
@@ -212,7 +224,7 @@ export async function firstEngagements(db: Db, events: ClaimedEvent[]): Promise<
   const pairs = new Map<string, [string, string]>();
   for (const e of events) {
     if ((e.type === 'email.opened' || e.type === 'email.clicked') && e.recipient_id) {
-      pairs.set(`${e.recipient_id}|${e.type}`, [e.recipient_id, e.type]);
+      pairs.set(`${e.recipient_id}|${uniqueType(e)}`, [e.recipient_id, uniqueType(e)]);
     }
   }
   if (pairs.size === 0) return new Set();
@@ -240,23 +252,24 @@ export async function readSeries(db: Db, orgId: string, domainId: string, from: 
     order by day`;
 }
 
-/** A day's test-mode events of one kind, as `readTestEvents` groups them. */
+/** Test-mode events of one day and kind, with how many there were and of how many recipients. */
 export interface TestEventCount {
   day: string;
   type: EventType;
   bounce_type: BounceType | null;
   blocked: boolean;
-  /** Events of the kind that day. */
+  /** An open or click judged a machine's (DESIGN §20). */
+  machine: boolean;
   n: number;
-  /** Recipients they concern. */
   uniq: number;
 }
 
 /**
- * Test-mode events per day and kind, which the rollups never count (shared/metrics/report.ts
- * turns them into a series). Test mail stays on this machine, so the volumes are a developer's.
+ * The test-mode events of a window, which the rollups never count, grouped by day and kind
+ * (shared/metrics/report.ts turns them into the daily series). Test mail stays on this machine,
+ * so the volumes are a developer's.
  */
-export async function readTestEvents(
+export async function readTestEventCounts(
   db: Db,
   orgId: string,
   domainId: string,
@@ -265,12 +278,13 @@ export async function readTestEvents(
 ): Promise<TestEventCount[]> {
   return await db<TestEventCount[]>`
     select to_char(created_at at time zone 'UTC', 'YYYY-MM-DD') as day, type, bounce_type, blocked,
+      coalesce((data->>'machine')::boolean, false) as machine,
       count(*)::int as n, count(distinct recipient_id)::int as uniq
     from events
     where org_id = ${orgId} and mode = 'test'
       and created_at >= ${from}::date and created_at < ${to}::date + 1
       ${domainId ? db`and domain_id = ${domainId}` : db``}
-    group by 1, 2, 3, 4`;
+    group by 1, 2, 3, 4, 5`;
 }
 
 /** Each domain's totals over a window (rows of domains with mail only), busiest first. */

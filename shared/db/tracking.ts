@@ -15,6 +15,7 @@ export interface TrackingTarget {
   provider: string | null;
   recipient: string;
   source: string;
+  delivered_at: Date | null;
   opened_at: Date | null;
   clicked_at: Date | null;
   unsubscribed_at: Date | null;
@@ -25,7 +26,7 @@ export async function getTrackingTarget(db: Db, emailId: string, recipientId: st
   const [row] = await db<TrackingTarget[]>`
     select e.id as email_id, r.id as recipient_id, e.org_id, e.mode, e.domain_id, e.key_id,
            e.template_id, e.kind, r.provider, r.email as recipient, e.source,
-           r.opened_at, r.clicked_at, r.unsubscribed_at
+           r.delivered_at, r.opened_at, r.clicked_at, r.unsubscribed_at
     from email_recipients r join emails e on e.id = r.email_id
     where r.id = ${recipientId} and e.id = ${emailId}
     for update of r`;
@@ -50,4 +51,14 @@ export async function markTracked(
   await db`
     update emails set last_event = ${t.event}, last_event_at = now(), updated_at = now()
     where id = ${t.emailId}`;
+}
+
+/** Times of the recipient's clicks since `since` on links other than `url`, most recent first. */
+export async function otherLinkClicks(db: Db, recipientId: string, url: string, since: Date): Promise<Date[]> {
+  const rows = await db<{ created_at: Date }[]>`
+    select created_at from events
+    where recipient_id = ${recipientId} and type = 'email.clicked' and created_at >= ${since}
+      and url is distinct from ${url}
+    order by created_at desc`;
+  return rows.map((r) => r.created_at);
 }

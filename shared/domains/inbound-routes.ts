@@ -14,6 +14,8 @@ export interface InboundRoute {
   match: string;
   action: InboundAction;
   forward_to?: string;
+  /** With RSPAMD_URL: a message scored above this is refused for this route. */
+  spam_threshold?: number;
 }
 
 export interface InboundSettings {
@@ -61,13 +63,17 @@ export function normaliseRoutes(domain: string, routes: InboundRoute[]): Inbound
     }
     if (r.action === 'forward' && !r.forward_to) return `${where}.forward_to is required when action is "forward"`;
     if (r.action !== 'forward' && r.forward_to !== undefined) return `${where}.forward_to is only for action "forward"`;
+    if (r.action === 'reject' && r.spam_threshold !== undefined) {
+      return `${where}.spam_threshold is only for action "webhook" or "forward"`;
+    }
+    const threshold = r.spam_threshold === undefined ? {} : { spam_threshold: r.spam_threshold };
     if (r.forward_to === undefined) {
-      out.push({ match, action: r.action });
+      out.push({ match, action: r.action, ...threshold });
       continue;
     }
     const target = parseAddress(r.forward_to.trim());
     if (!target.ok) return `${where}.forward_to ${target.reason}`;
-    out.push({ match, action: r.action, forward_to: target.mailbox.email });
+    out.push({ match, action: r.action, forward_to: target.mailbox.email, ...threshold });
   }
   return out;
 }

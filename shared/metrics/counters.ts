@@ -3,7 +3,10 @@
 import type { Counter, Counts } from '../db/metrics.js';
 import type { EventRow } from '../events.js';
 
-/** The eight counters of series and totals, in the spec's order, with their API names. */
+/**
+ * The counters of series and totals with their API names: the spec's eight in its order (opened
+ * and clicked count people), then the opens and clicks judged a machine's (DESIGN §20).
+ */
 export const SERIES_FIELDS = [
   ['sent', 'sent'],
   ['delivered', 'delivered'],
@@ -13,16 +16,22 @@ export const SERIES_FIELDS = [
   ['opened', 'opened'],
   ['clicked', 'clicked'],
   ['unsubscribed', 'unsubscribed'],
+  ['openedMachine', 'opened_machine'],
+  ['clickedMachine', 'clicked_machine'],
 ] as const satisfies readonly (readonly [string, Counter])[];
 
 /** `by` rows carry two more. */
 export const FACET_FIELDS = [...SERIES_FIELDS, ['delayed', 'delayed'], ['blocked', 'blocked']] as const;
 
-export type CountedEvent = Pick<EventRow, 'type' | 'bounce_type' | 'blocked'>;
+export type CountedEvent = Pick<EventRow, 'type' | 'bounce_type' | 'blocked'> & {
+  /** An open or click judged a machine's (DESIGN §20). */
+  machine?: boolean | null;
+};
 
 /**
  * The counters one live event adds. Opens and clicks are passed here only when they are the
- * recipient's first (the caller decides, in the rollup transaction). An undetermined bounce is
+ * recipient's first of their kind, person or machine (the caller decides, in the rollup
+ * transaction). An undetermined bounce is
  * not an address fault, so it counts as soft.
  */
 export function countersOf(e: CountedEvent): Partial<Counts> {
@@ -42,10 +51,12 @@ export function countersOf(e: CountedEvent): Partial<Counts> {
       c.complained = 1;
       break;
     case 'email.opened':
-      c.opened = 1;
+      if (e.machine) c.opened_machine = 1;
+      else c.opened = 1;
       break;
     case 'email.clicked':
-      c.clicked = 1;
+      if (e.machine) c.clicked_machine = 1;
+      else c.clicked = 1;
       break;
     case 'email.unsubscribed':
       c.unsubscribed = 1;
@@ -74,5 +85,7 @@ export function ratesOf(t: Counts) {
     complaint: pct(t.complained, t.delivered),
     open: pct(t.opened, t.delivered),
     click: pct(t.clicked, t.delivered),
+    openMachine: pct(t.opened_machine, t.delivered),
+    clickMachine: pct(t.clicked_machine, t.delivered),
   };
 }

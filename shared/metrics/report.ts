@@ -5,7 +5,7 @@ import {
   keyNames,
   readFacet,
   readSeries,
-  readTestEvents,
+  readTestEventCounts,
   templateNames,
   zeroCounts,
   type Counter,
@@ -94,11 +94,11 @@ async function facetRows(db: Db, r: MetricsRequest, domainKey: string, from: str
 
 /**
  * The daily series of test-mode mail, counted from its events with the counters of live mail
- * (`countersOf`); an open or click counts once per recipient.
+ * (`countersOf`): an open or click counts once per recipient, people's and machines' apart.
  */
 async function readTestSeries(db: Db, orgId: string, domainId: string, from: string, to: string): Promise<DayRow[]> {
   const days = new Map<string, DayRow>();
-  for (const r of await readTestEvents(db, orgId, domainId, from, to)) {
+  for (const r of await readTestEventCounts(db, orgId, domainId, from, to)) {
     const day = days.get(r.day) ?? { ...zeroCounts(), day: r.day };
     days.set(r.day, day);
     const times = r.type === 'email.opened' || r.type === 'email.clicked' ? r.uniq : r.n;

@@ -6,6 +6,7 @@ import {
   claimEvents,
   claimPending,
   firstEngagements,
+  uniqueType,
   type ClaimedEvent,
   type Delta,
 } from '../db/metrics.js';
@@ -20,8 +21,9 @@ async function countClaimed(tx: Db, claimed: ClaimedEvent[]): Promise<number> {
   for (const e of live) {
     const engagement = e.type === 'email.opened' || e.type === 'email.clicked';
     if (engagement && e.recipient_id) {
-      // Only the first open/click of a recipient counts, also when two land in the same batch.
-      if (!firsts.delete(`${e.recipient_id}|${e.type}`)) continue;
+      // Only the first open/click of a recipient counts (a person's and a machine's apart), also
+      // when two land in the same batch.
+      if (!firsts.delete(`${e.recipient_id}|${uniqueType(e)}`)) continue;
     }
     const counts = countersOf(e);
     if (Object.keys(counts).length === 0) continue;

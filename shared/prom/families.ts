@@ -95,6 +95,11 @@ export const SCRAPED = {
     help: 'Organizations whose sending is paused (by an admin or an alert rule).',
     labels: [],
   },
+  tern_rbl_listed: {
+    type: 'gauge',
+    help: 'Whether a blocklist zone lists a sending address (kind ip) or a verified domain (kind domain): 1 yes, 0 no (the reputation watch).',
+    labels: ['kind', 'target', 'zone'],
+  },
   tern_scrape_source_up: {
     type: 'gauge',
     help: 'Whether the scrape could read each of its sources (redis, queues, postgres): 1 yes, 0 no.',

@@ -21,6 +21,9 @@ export type EmailEventData = {
   bounce_type?: string;
   detail?: string;
   url?: string;
+  /** email.opened / email.clicked (DESIGN §20): a machine's hit, and why. */
+  machine?: boolean;
+  machine_reason?: string | null;
 };
 
 export type ReceivedEventData = {
@@ -33,6 +36,8 @@ export type ReceivedEventData = {
   mailbox_hash?: string;
   auth?: { spf: string; dkim: string; dmarc: string };
   attachments?: { id: string; filename: string | null; content_type: string; size: number }[];
+  /** With RSPAMD_URL (DESIGN §20): rspamd's verdict, or {status: "unchecked"}. */
+  spam?: { score: number; action: string; symbols: { name: string; score: number }[] } | { status: 'unchecked' };
 };
 
 /** Organization events: the fields recorded with the event (shared/org-events.ts), nulls left out. */
@@ -59,6 +64,13 @@ function tagsOf(ev: EventForWebhook): EmailEventData['tags'] {
   return tags.length > 0 ? tags : null;
 }
 
+/** What the web process judged (shared/tracking.ts); a hit recorded without a judgement is a person's. */
+function machineOf(v: unknown): Pick<EmailEventData, 'machine' | 'machine_reason'> {
+  const d = (typeof v === 'string' ? JSON.parse(v) : (v ?? {})) as Record<string, unknown>;
+  const reason = typeof d.machine_reason === 'string' ? d.machine_reason : null;
+  return { machine: d.machine === true, machine_reason: reason };
+}
+
 function emailData(ev: EventForWebhook): EmailEventData {
   const data: EmailEventData = {
     email_id: ev.email_id ?? '',
@@ -73,6 +85,7 @@ function emailData(ev: EventForWebhook): EmailEventData {
   if (ev.type === 'email.bounced' && present(ev.bounce_type)) data.bounce_type = ev.bounce_type;
   if (present(ev.detail)) data.detail = ev.detail;
   if (ev.type === 'email.clicked' && present(ev.url)) data.url = ev.url;
+  if (ev.type === 'email.opened' || ev.type === 'email.clicked') Object.assign(data, machineOf(ev.data));
   return data;
 }
 
@@ -118,6 +131,7 @@ function receivedData(ev: EventForWebhook): ReceivedEventData {
     ...(present(d.mailbox_hash as string | null) ? { mailbox_hash: d.mailbox_hash as string } : {}),
     ...(auth ? { auth } : {}),
     ...(attachments.length > 0 ? { attachments } : {}),
+    ...(d.spam && typeof d.spam === 'object' ? { spam: d.spam as NonNullable<ReceivedEventData['spam']> } : {}),
   };
 }
 
@@ -156,6 +170,14 @@ const ORG_SAMPLES: Record<OrgEventType, Record<string, unknown>> = {
     records: [{ record: 'DKIM', name: 'tern._domainkey.example.com', reason: 'No DKIM TXT record found' }],
   },
   'domain.verified': { domain_id: 'dom_00000000000000000000000000', domain: 'example.com' },
+  'ip.listed': { ip: '192.0.2.10', pool: 'bulk', zones: [{ zone: 'zen.spamhaus.org', answer: '127.0.0.2' }] },
+  'ip.delisted': { ip: '192.0.2.10', pool: 'bulk' },
+  'domain.listed': {
+    domain_id: 'dom_00000000000000000000000000',
+    domain: 'example.com',
+    zones: [{ zone: 'dbl.spamhaus.org', answer: '127.0.1.2' }],
+  },
+  'domain.delisted': { domain_id: 'dom_00000000000000000000000000', domain: 'example.com' },
 };
 
 export function serialise(envelope: WebhookEnvelope): Buffer {

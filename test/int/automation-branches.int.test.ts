@@ -276,7 +276,7 @@ describe('automations that branch', function () {
       expect((await contact('b1@example.com')).properties).to.deep.equal({ buyer: true });
     });
 
-    it('a condition on the events of the messages the run sent (opened or not)', async () => {
+    it('a condition on the events of the messages the run sent (opened by a person or not)', async () => {
       const { id, event } = await create([
         { send: { template: 'nudge', from: 'hello@acme.test' } },
         { wait_for_event: { event: 'gate', timeout: '1h' }, next: 'check', on_timeout: 'check' },
@@ -285,7 +285,7 @@ describe('automations that branch', function () {
       ]);
       await fire(event, 'o1@example.com');
       await fire(event, 'o2@example.com');
-      const [r1] = await waitFor('both runs at the gate', async () => {
+      const [r1, r2] = await waitFor('both runs at the gate', async () => {
         const a = await runOf(id, 'o1@example.com');
         const b = await runOf(id, 'o2@example.com');
         return a?.waiting_for === 'gate' && b?.waiting_for === 'gate' && [a, b];
@@ -295,6 +295,11 @@ describe('automations that branch', function () {
         insert into events (id, org_id, mode, type, email_id, dedupe_key)
         values (${`evt_${Date.now()}`}, ${org.organization.id}, 'live', 'email.opened', ${r1!.email_ids[0]},
                 ${`${r1!.email_ids[0]}:opened:test`})`;
+      // o2's message was only fetched by Apple's proxy: a machine's open, which conditions ignore.
+      await api.deps.sql`
+        insert into events (id, org_id, mode, type, email_id, dedupe_key, data)
+        values (${`evt_${Date.now()}m`}, ${org.organization.id}, 'live', 'email.opened', ${r2!.email_ids[0]},
+                ${`${r2!.email_ids[0]}:opened:machine:test`}, '{"machine": true, "machine_reason": "apple_mpp"}')`;
       await fire('gate', 'o1@example.com');
       await fire('gate', 'o2@example.com');
       const outcome = async (email: string) =>

@@ -413,6 +413,8 @@ describe('web console', () => {
               bounced_soft: 1,
               opened: d,
               complained: d % 5,
+              opened_machine: d % 4,
+              clicked_machine: 1,
             },
           });
         }
@@ -438,6 +440,14 @@ describe('web console', () => {
           .to.match(/>\s*Hard bounces\s*</)
           .and.not.match(/>\s*bouncedHard\s*</);
         expect(page.text).to.match(/<dt>hard bounces<\/dt>\s*<dd data-rate="hardBounce">/);
+        // People and machines apart (DESIGN §20).
+        expect(json.json.totals.openedMachine).to.be.greaterThan(0);
+        expect(page.text)
+          .to.match(/>\s*Opened \(people\)\s*</)
+          .and.match(/>\s*Opened \(machines\)\s*</);
+        const machineRate =
+          /<dt>opened by machines \(of delivered\)<\/dt>\s*<dd data-rate="openMachine">([\d.]+)%/.exec(page.text)![1];
+        expect(Number(machineRate)).to.equal(json.json.rates.openMachine);
       }
     });
   });

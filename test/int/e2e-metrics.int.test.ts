@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import { simpleParser } from 'mailparser';
 import { startE2e, type E2eStack } from '../helpers/e2e-stack.js';
 import type { Received } from '../helpers/smtp-sink.js';
+import { pastTooFast } from '../helpers/tracking-rows.js';
 import { waitFor } from '../helpers/wait.js';
 
 const FIXTURES = new URL('../fixtures/inbound/', import.meta.url);
@@ -21,16 +22,19 @@ const COUNTERS = [
   'opened',
   'clicked',
   'unsubscribed',
+  'openedMachine',
+  'clickedMachine',
   'delayed',
   'blocked',
 ] as const;
 type Counter = (typeof COUNTERS)[number];
 type Counts = Record<Counter, number>;
 type ByRow = { key: string; label: string } & Record<Counter, number>;
-const SERIES = COUNTERS.slice(0, 8);
+const SERIES = COUNTERS.slice(0, 10);
 
 type Outcome = 'ok' | 'later' | 'gone' | 'full' | 'blocked';
-type Action = 'open' | 'click' | 'click2' | 'unsub' | 'complain';
+// `mpp`: Apple's proxy fetches the pixel; `scan`: a gateway checks the link with a HEAD.
+type Action = 'open' | 'click' | 'click2' | 'unsub' | 'complain' | 'mpp' | 'scan';
 interface Send {
   key: 'alpha' | 'beta';
   domain: 'acme.test' | 'beta.test';
@@ -49,7 +53,7 @@ const SCRIPT: Send[] = [
     kind: 'newsletter',
     to: [
       'ok-open-click-click2-1@gmail.com',
-      'ok-open-2@outlook.com',
+      'ok-open-mpp-2@outlook.com',
       'later-open-click-3@gmail.com',
       'gone-4@dest.test',
     ],
@@ -68,7 +72,12 @@ const SCRIPT: Send[] = [
     template: 'welcome',
     to: ['ok-click-open-unsub-9@outlook.com', 'later-10@gmail.com', 'gone-11@gmail.com'],
   },
-  { key: 'beta', domain: 'beta.test', kind: 'newsletter', to: ['ok-12@dest.test', 'ok-complain-click-13@outlook.com'] },
+  {
+    key: 'beta',
+    domain: 'beta.test',
+    kind: 'newsletter',
+    to: ['ok-mpp-scan-12@dest.test', 'ok-complain-click-13@outlook.com'],
+  },
 ];
 
 const PROVIDERS: Record<string, { id: string; label: string }> = {
@@ -100,6 +109,8 @@ function countsOf(address: string): Counts {
   if (outcome === 'blocked') c.blocked = 1;
   if (actions.includes('open')) c.opened = 1;
   if (actions.includes('click')) c.clicked = 1; // a second click of the same recipient counts once
+  if (actions.includes('mpp')) c.openedMachine = 1;
+  if (actions.includes('scan')) c.clickedMachine = 1;
   if (actions.includes('unsub')) c.unsubscribed = 1;
   if (actions.includes('complain')) c.complained = 1;
   return c;
@@ -122,6 +133,8 @@ function ratesOf(t: Counts) {
     complaint: pct(t.complained, t.delivered),
     open: pct(t.opened, t.delivered),
     click: pct(t.clicked, t.delivered),
+    openMachine: pct(t.openedMachine, t.delivered),
+    clickMachine: pct(t.clickedMachine, t.delivered),
   };
 }
 
@@ -202,6 +215,12 @@ describe('end to end: scripted live sends → GET /metrics (issue 6)', function 
       } else if (action === 'click' || action === 'click2') {
         const link = /href="([^"]*\/t\/c\/[^"]+)"/.exec(raw)![1]!;
         expect((await fetch(link, { redirect: 'manual' })).status).to.equal(302);
+      } else if (action === 'mpp') {
+        const pixel = /<img[^>]+src="([^"]*\/t\/o\/[^"]+)"/.exec(raw)![1]!;
+        expect((await fetch(pixel, { headers: { 'user-agent': 'Mozilla/5.0' } })).status).to.equal(200);
+      } else if (action === 'scan') {
+        const link = /href="([^"]*\/t\/c\/[^"]+)"/.exec(raw)![1]!;
+        expect((await fetch(link, { method: 'HEAD', redirect: 'manual' })).status).to.equal(302);
       } else if (action === 'unsub') {
         const head = msg.raw
           .toString('latin1')
@@ -229,8 +248,14 @@ describe('end to end: scripted live sends → GET /metrics (issue 6)', function 
     const ids = await runScript();
     const all = SCRIPT.flatMap((m) => m.to);
     const delivered = all.filter((a) => ['ok', 'later'].includes(parse(a).outcome));
+    const messages = new Map<string, Received>();
     for (const rcpt of delivered) {
       const msg = await waitFor(`${rcpt} at MX`, async () => s.sink.received.find((m) => m.rcptTo.includes(rcpt)));
+      messages.set(rcpt, msg);
+    }
+    // People click later than gateways do: a click within TOO_FAST_MS of delivery is a machine's.
+    await pastTooFast(s.api.deps.sql, delivered);
+    for (const [rcpt, msg] of messages) {
       // A person opens a message once it is delivered: the worker has recorded the 250 (and the
       // recipient's provider) by then. (An open tracked in the instant between the receiving
       // server's 250 and that record is counted under the provider "none".)

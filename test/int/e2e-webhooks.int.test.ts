@@ -8,6 +8,7 @@ import { verify } from '../../shared/webhooks/signing.js';
 import { startE2e, type E2eStack } from '../helpers/e2e-stack.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
 import type { Received as SmtpReceived } from '../helpers/smtp-sink.js';
+import { pastTooFast } from '../helpers/tracking-rows.js';
 import { sleep, waitFor } from '../helpers/wait.js';
 
 const FIXTURES = new URL('../fixtures/inbound/', import.meta.url);
@@ -24,6 +25,8 @@ const EMAIL_FIELDS = [
   'bounce_type',
   'detail',
   'url',
+  'machine',
+  'machine_reason',
 ];
 const RECEIVED_FIELDS = [
   'inbound_id',
@@ -35,6 +38,7 @@ const RECEIVED_FIELDS = [
   'mailbox_hash',
   'auth',
   'attachments',
+  'spam',
 ];
 
 type Data = Record<string, unknown>;
@@ -164,6 +168,7 @@ describe('end to end: every webhook event type from the real pipeline (issue 5)'
 
     // Ann opens, clicks and unsubscribes with one click, from what the delivered message holds.
     const ann: SmtpReceived = await atSink('ann@dest.test');
+    await pastTooFast(s.api.deps.sql, ['ann@dest.test']); // a person, not a gateway, clicks
     const html = htmlOf(ann.raw);
     const pixel = /<img[^>]+src="([^"]*\/t\/o\/[^"]+)"/.exec(html)![1]!;
     const click = /href="([^"]*\/t\/c\/[^"]+)"/.exec(html)![1]!;
@@ -237,6 +242,7 @@ describe('end to end: every webhook event type from the real pipeline (issue 5)'
       expect(h.created_at).to.equal(ev!.created_at);
     }
 
+    const person = { machine: false, machine_reason: null };
     const news = (recipient: string) => ({
       email_id: sent.news,
       from: 'Acme <news@acme.test>',
@@ -265,8 +271,11 @@ describe('end to end: every webhook event type from the real pipeline (issue 5)'
     const expected: { type: string; data: Data }[] = [
       { type: 'email.sent', data: news('ann@dest.test') },
       { type: 'email.delivered', data: news('ann@dest.test') },
-      { type: 'email.opened', data: news('ann@dest.test') },
-      { type: 'email.clicked', data: { ...news('ann@dest.test'), url: 'https://example.org/sale' } },
+      { type: 'email.opened', data: { ...news('ann@dest.test'), ...person } },
+      {
+        type: 'email.clicked',
+        data: { ...news('ann@dest.test'), url: 'https://example.org/sale', ...person },
+      },
       { type: 'email.unsubscribed', data: news('ann@dest.test') },
       { type: 'email.sent', data: news('carl@dest.test') },
       { type: 'email.delivered', data: news('carl@dest.test') },

@@ -13,6 +13,8 @@ const API_COUNTERS = [
   'opened',
   'clicked',
   'unsubscribed',
+  'openedMachine',
+  'clickedMachine',
 ] as const;
 const DB_COUNTERS = [
   'sent',
@@ -25,6 +27,8 @@ const DB_COUNTERS = [
   'unsubscribed',
   'delayed',
   'blocked',
+  'opened_machine',
+  'clicked_machine',
 ] as const;
 const FACET_API = [...API_COUNTERS, 'delayed', 'blocked'] as const;
 
@@ -118,6 +122,8 @@ describe('GET /metrics', () => {
       opened: sum(rows, 'opened'),
       clicked: sum(rows, 'clicked'),
       unsubscribed: sum(rows, 'unsubscribed'),
+      openedMachine: sum(rows, 'opened_machine'),
+      clickedMachine: sum(rows, 'clicked_machine'),
     });
   }
 
@@ -159,6 +165,8 @@ describe('GET /metrics', () => {
       complaint: 0,
       open: 0,
       click: 0,
+      openMachine: 0,
+      clickMachine: 0,
     });
   });
 
@@ -176,6 +184,8 @@ describe('GET /metrics', () => {
       complaint: r(sum(rows, 'complained'), d),
       open: r(sum(rows, 'opened'), d),
       click: r(sum(rows, 'clicked'), d),
+      openMachine: r(sum(rows, 'opened_machine'), d),
+      clickMachine: r(sum(rows, 'clicked_machine'), d),
     });
   });
 
@@ -201,6 +211,8 @@ describe('GET /metrics', () => {
           expect(row.unsubscribed).to.equal(sum(rows, 'unsubscribed'));
           expect(row.delayed).to.equal(sum(rows, 'delayed'));
           expect(row.blocked).to.equal(sum(rows, 'blocked'));
+          expect(row.openedMachine).to.equal(sum(rows, 'opened_machine'));
+          expect(row.clickedMachine).to.equal(sum(rows, 'clicked_machine'));
           expect(row.label).to.be.a('string').and.not.equal('');
         }
         const one = values[1]!;
@@ -242,7 +254,9 @@ describe('GET /metrics', () => {
     expect(res.headers.get('content-type')).to.equal('text/csv; charset=utf-8');
     expect(res.headers.get('content-disposition')).to.match(/^attachment; filename="[^"]+\.csv"$/);
     const lines = res.text.split('\r\n');
-    expect(lines[0]).to.equal('day,sent,delivered,bouncedHard,bouncedSoft,complained,opened,clicked,unsubscribed');
+    expect(lines[0]).to.equal(
+      'day,sent,delivered,bouncedHard,bouncedSoft,complained,opened,clicked,unsubscribed,openedMachine,clickedMachine',
+    );
     expect(lines).to.have.length(5); // header, 3 days, final empty
     expect(lines[1]!.startsWith(`${day(2)},`)).to.equal(true);
     const json = await get('/metrics?days=3');

@@ -83,6 +83,8 @@ describe('metrics rollup', () => {
         opened: 0,
         clicked: 0,
         unsubscribed: 0,
+        openedMachine: 0,
+        clickedMachine: 0,
         delayed: 0,
         blocked: 0,
       },
@@ -113,6 +115,28 @@ describe('metrics rollup', () => {
     const after = (await totals()).totals;
     expect(after.opened - before.opened).to.equal(2);
     expect(after.clicked - before.clicked).to.equal(1);
+  });
+
+  it("counts machines' opens and clicks apart from people's, once per recipient each", async () => {
+    const before = (await totals()).totals;
+    const e = await sendRows();
+    const mpp = { data: { machine: true, machine_reason: 'apple_mpp' } };
+    const scan = { url: 'https://x.test/1', data: { machine: true, machine_reason: 'scanner' } };
+    const rows = await recordEvents(api.deps.sql, [
+      ev(e, 'email.opened', { ...mpp, dedupeKey: `${e.recipients[0]!.id}:opened:machine` }),
+      ev(e, 'email.clicked', scan),
+      ev(e, 'email.clicked', { ...scan, url: 'https://x.test/2' }),
+      ev(e, 'email.opened', { data: { machine: false, machine_reason: null } }),
+    ]);
+    await rollupEvents(
+      api.deps.sql,
+      rows.map((r) => r.id),
+    );
+    const after = (await totals()).totals;
+    expect(after.openedMachine - before.openedMachine).to.equal(1);
+    expect(after.clickedMachine - before.clickedMachine).to.equal(1);
+    expect(after.opened - before.opened).to.equal(1);
+    expect(after.clicked - before.clicked).to.equal(0);
   });
 
   it('never counts test-mode events', async () => {

@@ -151,7 +151,10 @@ export const audienceResponses: Record<string, Schema> = {
           'The sender’s SPF, DKIM and DMARC results (pass, fail, softfail, neutral, none, temperror, permerror).',
       },
       route: {
-        ...object({ match: str, action: str, forward_to: str }, ['forward_to']),
+        ...object({ match: str, action: str, forward_to: str, spam_threshold: { type: 'number' } }, [
+          'forward_to',
+          'spam_threshold',
+        ]),
         type: ['object', 'null'],
         description: 'The route the message took; null for reply.<domain>.',
       },

@@ -102,6 +102,8 @@ export const contentResponses: Record<string, Schema> = {
         complaint: pct,
         open: pct,
         click: pct,
+        openMachine: pct,
+        clickMachine: pct,
       }),
       facet: oneOf(['provider', 'key', 'template', 'kind', 'stream']),
       by: arrayOf(object({ key: str, label: str, ...counters(FACET_FIELDS) })),
