@@ -615,6 +615,7 @@ CREATE TABLE public.organizations (
     updated_at timestamp with time zone DEFAULT now() NOT NULL,
     retention_content_days integer DEFAULT 30 NOT NULL,
     retention_events_days integer DEFAULT 90 NOT NULL,
+    require_admin_totp boolean DEFAULT false NOT NULL,
     CONSTRAINT organizations_daily_cap_check CHECK (((daily_cap IS NULL) OR (daily_cap >= 0))),
     CONSTRAINT organizations_rate_limit_burst_check CHECK (((rate_limit_burst >= 1) AND (rate_limit_burst <= 100000))),
     CONSTRAINT organizations_rate_limit_per_second_check CHECK (((rate_limit_per_second >= 1) AND (rate_limit_per_second <= 100000))),
@@ -733,6 +734,11 @@ CREATE TABLE public.users (
     role text NOT NULL,
     password_hash text NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
+    totp_secret text,
+    totp_pending_secret text,
+    totp_enabled_at timestamp with time zone,
+    totp_last_step bigint,
+    totp_recovery_hashes text[] DEFAULT '{}'::text[] NOT NULL,
     CONSTRAINT users_role_check CHECK ((role = ANY (ARRAY['member'::text, 'admin'::text])))
 );
 

@@ -6,15 +6,28 @@ import { listOrgDomains } from '../../shared/db/domains.js';
 import { hasEmails, searchEmails, type EmailListRow } from '../../shared/db/email-search.js';
 import { listKeys } from '../../shared/db/keys.js';
 import { listTemplates } from '../../shared/db/templates.js';
+import type { SessionRow } from '../../shared/db/users.js';
 import { isId } from '../../shared/ids.js';
 import type { ApiContext } from '../types.js';
 import { EMAIL_ACTION_PAGES } from './email-actions.js';
+import { EMAIL_BULK_PAGES } from './email-bulk.js';
 import { EMAIL_CONTENT_PAGES } from './email-content.js';
 import { emailDetailPage } from './email-detail.js';
 import { filterForm, listHref, parseFilters, type FilterParams } from './email-filters.js';
 import { html, when, type Safe } from './html.js';
 import { show, type ConsoleRequest, type PageRule } from './respond.js';
-import { badge, card, dataTable, emptyState, modeSwitch, pager, stateBadge } from './ui.js';
+import {
+  badge,
+  card,
+  dataTable,
+  doneBanner,
+  emptyState,
+  hrefWith,
+  modeSwitch,
+  pager,
+  queryString,
+  stateBadge,
+} from './ui.js';
 
 const PAGE_SIZE = 50;
 /** How many keys and templates the filter's selects offer. */
@@ -63,6 +76,21 @@ function row(e: EmailListRow): Safe {
 
 function modeToggle(params: FilterParams): Safe {
   return modeSwitch(params.mode === 'test' ? 'test' : 'live', (mode) => listHref({ ...params, mode }));
+}
+
+/** What can be done to the whole filtered list: export it, and (admins) the bulk actions. */
+function listActions(session: SessionRow, params: FilterParams): Safe {
+  const at = (path: string) => hrefWith(path, params);
+  return html`<div class="list-actions">
+    <a class="btn" href="${at('/console/emails/export')}" download>Export CSV</a>
+    ${
+      session.role === 'admin'
+        ? html`<a class="btn" href="${at('/console/emails/bulk/retry')}">Retry deferred…</a>
+            <a class="btn" href="${at('/console/emails/bulk/cancel')}">Cancel scheduled…</a>
+            <a class="btn" href="${at('/console/emails/bulk/unsuppress')}">Remove suppressions…</a>`
+        : ''
+    }
+  </div>`;
 }
 
 function emptyList(filtered: boolean, test: boolean, params: FilterParams): Safe {
@@ -117,13 +145,14 @@ export async function emailsPage(ctx: ApiContext, { session }: ConsoleRequest): 
     title: 'Emails',
     active: '/console/emails',
     actions: modeToggle(f.params),
-    body: html`${problems}${card(filterForm(f.params, { domains, keys: keys.slice(0, CHOICES), templates: templates.slice(0, CHOICES) }))}
-    ${card(list, { cls: 'flush' })}${pager({ newer, older })}`,
+    body: html`${doneBanner(queryString(ctx.query, 'done'))}${problems}${card(filterForm(f.params, { domains, keys: keys.slice(0, CHOICES), templates: templates.slice(0, CHOICES) }))}
+    ${listActions(session, f.params)}${card(list, { cls: 'flush' })}${pager({ newer, older })}`,
   });
 }
 
 export const EMAIL_PAGES: PageRule[] = [
   { method: 'GET', path: '/emails', role: 'member', page: emailsPage },
+  ...EMAIL_BULK_PAGES,
   { method: 'GET', path: '/emails/:id', role: 'member', page: emailDetailPage },
   ...EMAIL_CONTENT_PAGES,
   ...EMAIL_ACTION_PAGES,

@@ -6,7 +6,7 @@
 // as a wrong password, so neither timing nor the answer tells whether an account exists. A
 // successful sign-in fills the bucket it spent again: the right password ends a guess at the
 // account, and someone who signs in often is not locked out by their own sign-ins.
-import { deleteSession, findUserByEmail } from '../../shared/db/users.js';
+import { deleteSession, findUserByEmail, getTotpState } from '../../shared/db/users.js';
 import { ApiError } from '../../shared/errors.js';
 import { hashPassword, verifyPassword } from '../../shared/passwords.js';
 import { RateLimiter, type Bucket } from '../../shared/rate-limit.js';
@@ -15,6 +15,7 @@ import { html } from './html.js';
 import { rememberDevice, trustedDevice } from './device.js';
 import { redirect, show, type ConsoleRequest } from './respond.js';
 import { clearSessionCookie, loadSession, sessionIdHash, startSession } from './session.js';
+import { askForCode } from './totp.js';
 
 /** 20 attempts, then one every 30 s, per IP. */
 const IP_BUCKET: Bucket = { perSecond: 1 / 30, burst: 20 };
@@ -88,11 +89,17 @@ export async function login(ctx: ApiContext, form: URLSearchParams): Promise<voi
   // A session the browser already had ends here: one sign-in, one fresh id.
   const old = sessionIdHash(ctx);
   if (old) await deleteSession(ctx.deps.sql, old);
-  await startSession(ctx, user.id);
-  rememberDevice(ctx, email, device);
   await limiter(ctx.deps)
     .reset(account)
     .catch(() => {});
+  // With a second factor, the session starts once its code is given (./totp.ts).
+  if ((await getTotpState(ctx.deps.sql, user.id))?.totp_secret) {
+    clearSessionCookie(ctx);
+    rememberDevice(ctx, email, device);
+    return askForCode(ctx, user.id);
+  }
+  await startSession(ctx, user.id);
+  rememberDevice(ctx, email, device);
   ctx.state.log.info({ event: 'CONSOLE_LOGIN', userId: user.id }, 'console sign-in');
   redirect(ctx, '/console');
 }

@@ -71,7 +71,7 @@ async function queuesPage(ctx: ApiContext, { session }: ConsoleRequest): Promise
       'Workers',
     ],
     states.map(queueRow),
-    { label: 'Queues' },
+    { label: 'Queues', cls: 'dense-sm' },
   );
   const providers = [...new Set([...rates.map((r) => r.provider), ...blocks.map((b) => b.provider)])];
   const providerRows = providers.map((p) => {

@@ -27,6 +27,7 @@ import { SETTINGS_PAGES } from './settings.js';
 import { TEMPLATE_PAGES } from './templates.js';
 import { redirect, SECURITY_HEADERS, showError, type PageRule } from './respond.js';
 import { checkCsrf, checkOrigin, loadSession } from './session.js';
+import { codePage, codeSubmit, mustEnrol, TOTP_PAGES } from './totp.js';
 import { SUPPRESSION_PAGES } from './suppressions.js';
 import { accountPage, addUserAction, changePasswordAction, usersPage } from './users.js';
 import { WEBHOOK_PAGES } from './webhooks.js';
@@ -52,6 +53,7 @@ export const CONSOLE_PAGES: PageRule[] = [
   ...QUEUE_PAGES,
   { method: 'GET', path: '/account', role: 'member', page: accountPage },
   { method: 'POST', path: '/account/password', role: 'member', page: changePasswordAction },
+  ...TOTP_PAGES,
   ...DOMAIN_PAGES,
   ...WEBHOOK_PAGES,
   { method: 'GET', path: '/users', role: 'admin', page: usersPage },
@@ -76,6 +78,8 @@ async function guarded(ctx: ApiContext, session: SessionRow, rule: PageRule): Pr
     if (rule.role === 'admin' && session.role !== 'admin') {
       throw new ApiError('forbidden', 'This page is for admins of the organization');
     }
+    // An admin whose organization requires a second factor sets it up before anything else.
+    if (mustEnrol(session, rule)) return redirect(ctx, '/console/account');
     const { form, files } = await readForm(ctx, rule.uploadLimit);
     if (rule.method === 'POST') checkCsrf(session, form);
     await rule.page(ctx, { session, form, files });
@@ -120,6 +124,8 @@ export function consoleArea(): Area {
     })),
     { method: 'GET', path: '/console/login', run: loginPage },
     { method: 'POST', path: '/console/login', run: async (ctx) => login(ctx, (await readForm(ctx)).form) },
+    { method: 'GET', path: '/console/login/code', run: codePage },
+    { method: 'POST', path: '/console/login/code', run: async (ctx) => codeSubmit(ctx, (await readForm(ctx)).form) },
   ];
   for (const rule of CONSOLE_PAGES) {
     routes.push({ method: rule.method, path: `/console${rule.path === '/' ? '' : rule.path}`, run: signedIn(rule) });

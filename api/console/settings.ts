@@ -17,6 +17,7 @@ import { audit } from './audit.js';
 import { choice, field } from './form.js';
 import { csrfField, html, postButton, type Safe } from './html.js';
 import { redirect, show, type ConsoleRequest, type PageRule } from './respond.js';
+import { requireForm } from './totp.js';
 import { badge, card, doneBanner, emptyState, hrefWith, queryString, selectField, tableCard, textField } from './ui.js';
 
 const ACTIVE = '/console/settings';
@@ -128,7 +129,8 @@ async function settingsPage(ctx: ApiContext, { session }: ConsoleRequest): Promi
     lead: html`Settings of ${o.name}, the same as <code>PATCH /api/v1/organization</code>.`,
     body: html`${doneBanner(queryString(ctx.query, 'done'))} ${card(sendingCard(session, o), { title: 'Sending' })}
     ${card(trackingCard(session, o), { title: 'Tracking defaults' })}
-    ${card(rulesCard(session, o), { title: 'Alert rules' })}`,
+    ${card(rulesCard(session, o), { title: 'Alert rules' })}
+    ${card(requireForm(session, o.require_admin_totp), { title: 'Two-step sign-in' })}`,
   });
 }
 

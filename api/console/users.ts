@@ -10,8 +10,9 @@ import type { ApiContext } from '../types.js';
 import { choice, field } from './form.js';
 import { EMAIL_BUCKET, throttle } from './login.js';
 import { csrfField, html, when } from './html.js';
+import { totpSection } from './totp.js';
 import { redirect, show, type ConsoleRequest } from './respond.js';
-import { tableCard } from './ui.js';
+import { doneBanner, queryString, tableCard } from './ui.js';
 
 const MIN_PASSWORD = 12;
 const MAX_PASSWORD = 1024;
@@ -77,11 +78,13 @@ export async function addUserAction(ctx: ApiContext, { session, form }: ConsoleR
 
 export async function accountPage(ctx: ApiContext, { session }: ConsoleRequest): Promise<void> {
   const done = ctx.query.changed === '1' ? html`<p class="banner ok">Your password was changed.</p>` : '';
+  const totp = await totpSection(ctx, session);
   show(ctx, session, {
     title: 'Account',
     active: '/console/account',
-    body: html`${done}
+    body: html`${done}${doneBanner(queryString(ctx.query, 'done'))}
       <p>${session.email} (${session.role}) in ${session.org_name}.</p>
+      <div id="totp">${totp}</div>
       <h2>Change password</h2>
       <form method="post" action="/console/account/password" class="stack">
         ${csrfField(session)} <label for="current">Current password</label

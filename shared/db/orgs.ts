@@ -17,6 +17,8 @@ export interface AlertRule {
 export interface OrgRow {
   id: string;
   name: string;
+  /** Admins must sign in with a second factor (console). */
+  require_admin_totp: boolean;
   sending_paused: boolean;
   sending_paused_reason: string | null;
   rate_limit_per_second: number;

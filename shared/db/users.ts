@@ -55,6 +55,10 @@ export interface SessionRow {
   org_name: string;
   sending_paused: boolean;
   sending_paused_reason: string | null;
+  /** The user has a confirmed second factor. */
+  totp_enabled: boolean;
+  /** The organization requires a second factor of admins, and this admin has none yet. */
+  must_enrol_totp: boolean;
 }
 
 /**
@@ -70,7 +74,8 @@ export async function touchSession(db: Db, idHash: string, ttlSeconds: number): 
       returning id_hash, csrf_token, user_id
     )
     select s.id_hash, s.csrf_token, s.user_id, u.email, u.role, u.org_id, o.name as org_name,
-           o.sending_paused, o.sending_paused_reason
+           o.sending_paused, o.sending_paused_reason, u.totp_enabled_at is not null as totp_enabled,
+           (o.require_admin_totp and u.role = 'admin' and u.totp_enabled_at is null) as must_enrol_totp
     from s join users u on u.id = s.user_id join organizations o on o.id = u.org_id`;
   return row ?? null;
 }
@@ -91,4 +96,68 @@ export async function deleteExpiredSessions(db: Db, limit = 1000): Promise<numbe
     delete from console_sessions where id_hash in (
       select id_hash from console_sessions where expires_at < now() limit ${limit})`;
   return rows.count;
+}
+
+/** A user's second factor: the confirmed secret (null: none), and a secret being set up. */
+export interface TotpState {
+  totp_secret: string | null;
+  totp_pending_secret: string | null;
+  totp_last_step: string | null;
+  recovery_left: number;
+}
+
+export async function getTotpState(db: Db, userId: string): Promise<TotpState | null> {
+  const [row] = await db<TotpState[]>`
+    select totp_secret, totp_pending_secret, totp_last_step::text,
+      cardinality(totp_recovery_hashes) as recovery_left
+    from users where id = ${userId}`;
+  return row ?? null;
+}
+
+/** Starts (or restarts) enrolment with a new secret; the confirmed one, if any, stays in force. */
+export async function setPendingTotp(db: Db, userId: string, secret: string): Promise<void> {
+  await db`update users set totp_pending_secret = ${secret} where id = ${userId}`;
+}
+
+/**
+ * Makes the pending secret the user's second factor, with these recovery code hashes, once a
+ * code of it was checked at `step`; false when the pending secret changed meanwhile.
+ */
+export async function confirmTotp(
+  db: Db,
+  userId: string,
+  secret: string,
+  step: number,
+  recoveryHashes: string[],
+): Promise<boolean> {
+  const rows = await db`
+    update users set totp_secret = totp_pending_secret, totp_pending_secret = null, totp_enabled_at = now(),
+      totp_last_step = ${step}, totp_recovery_hashes = ${recoveryHashes}
+    where id = ${userId} and totp_pending_secret = ${secret}`;
+  return rows.count === 1;
+}
+
+export async function disableTotp(db: Db, userId: string): Promise<void> {
+  await db`update users set totp_secret = null, totp_pending_secret = null, totp_enabled_at = null,
+    totp_last_step = null, totp_recovery_hashes = '{}' where id = ${userId}`;
+}
+
+/** Records a code's time step as used: false when that step (or a later one) was used already. */
+export async function useTotpStep(db: Db, userId: string, step: number): Promise<boolean> {
+  const rows = await db`
+    update users set totp_last_step = ${step}
+    where id = ${userId} and totp_secret is not null and (totp_last_step is null or totp_last_step < ${step})`;
+  return rows.count === 1;
+}
+
+/** Spends a recovery code (by its hash): false when it is not one of the user's unused codes. */
+export async function useRecoveryCode(db: Db, userId: string, hash: string): Promise<boolean> {
+  const rows = await db`
+    update users set totp_recovery_hashes = array_remove(totp_recovery_hashes, ${hash})
+    where id = ${userId} and ${hash} = any(totp_recovery_hashes)`;
+  return rows.count === 1;
+}
+
+export async function setRequireAdminTotp(db: Db, orgId: string, required: boolean): Promise<void> {
+  await db`update organizations set require_admin_totp = ${required} where id = ${orgId}`;
 }

@@ -280,6 +280,8 @@ describe('console in a browser', function () {
       ['email-detail', `/console/emails/${ids.grey}`],
       ['email-detail-xss', `/console/emails/${ids.xss}`],
       ['email-cancel', `/console/emails/${ids.scheduled}/cancel`],
+      ['emails-bulk-retry', '/console/emails/bulk/retry?to=%40dest.test'],
+      ['emails-bulk-none', '/console/emails/bulk/unsuppress?to=nobody%40dest.test'],
       ['suppressions', '/console/suppressions'],
       ['keys', '/console/keys'],
       ['key-rotate', `/console/keys/${ids.key}/rotate`],

@@ -414,6 +414,88 @@ describe('console: emails', function () {
     });
   });
 
+  describe('the filtered list', () => {
+    it('exports the filtered list as CSV, every match and only those', async () => {
+      const res = await member.get('/console/emails/export?to=bulk1*');
+      expect(res.status).to.equal(200);
+      expect(res.headers['content-type']).to.match(/^text\/csv/);
+      expect(res.headers['content-disposition']).to.match(
+        /^attachment; filename="emails-live-\d{4}-\d{2}-\d{2}\.csv"$/,
+      );
+      const lines = res.text.trimEnd().split('\r\n');
+      expect(lines[0]).to.equal(
+        'id,created_at,mode,from,first_recipient,recipients,subject,stream,status,last_event_at',
+      );
+      const recipients = lines.slice(1).map((l) => l.split(',')[4]);
+      // bulk1 and bulk10 … bulk19
+      expect(recipients).to.have.length(11);
+      expect(recipients.every((r) => /^bulk1\d?@example\.com$/.test(r!))).to.equal(true);
+      expect(lines[1]).to.match(/^em_\w+,\d{4}-\d{2}-\d{2}T[\d:.]+Z,live,Acme <hello@acme\.test>,/);
+      // The list links to it with its filters.
+      expect((await member.get('/console/emails?to=bulk1*')).text).to.contain(
+        'href="/console/emails/export?to=bulk1*"',
+      );
+    });
+
+    it('retries, cancels and unsuppresses every match of a filter, after a confirmation naming how many', async () => {
+      const sql = api.deps.sql;
+      const count = (text: string) => Number(/data-bulk-count="(\d+)"/.exec(text)?.[1]);
+      // Two deferred recipients, two scheduled messages, two suppressions.
+      await sql`update email_recipients set status = 'delivery_delayed', attempts = 1,
+          next_attempt_at = now() + interval '1 hour', wait_reason = 'retry at later after: 451 busy'
+        where org_id = ${org.organization.id} and email in ('bulk3@example.com', 'bulk4@example.com')`;
+      const later = new Date(Date.now() + 7200_000).toISOString();
+      const s1 = await send(live.token, { to: ['one@bulk.test'], subject: 'Later 1', scheduled_at: later });
+      const s2 = await send(live.token, { to: ['two@bulk.test'], subject: 'Later 2', scheduled_at: later });
+      for (const email of ['bulk5@example.com', 'bulk6@example.com']) {
+        await sql`insert into suppressions (id, org_id, email, domain_id, reason)
+          values (${newId('sup')}, ${org.organization.id}, ${email}, null, 'manual')`;
+      }
+      expect((await member.get('/console/emails/bulk/retry?to=%40example.com')).status).to.equal(403);
+      expect((await member.get('/console/emails?to=%40example.com')).text).not.to.contain('/console/emails/bulk/');
+
+      const deferred = await sql<
+        { id: string }[]
+      >`select r.id from email_recipients r join emails e on e.id = r.email_id
+        where r.org_id = ${org.organization.id} and e.mode = 'live' and r.status = 'delivery_delayed'
+          and r.attempt_started_at is null and r.email like '%@example.com'`;
+      expect(deferred.length).to.be.at.least(2);
+      const retry = await admin.get('/console/emails/bulk/retry?to=%40example.com');
+      expect(count(retry.text)).to.equal(deferred.length);
+      expect(retry.text).to.contain('<input type="hidden" name="to" value="@example.com"');
+      const retried = await admin.post('/console/emails/bulk/retry', { to: '@example.com' });
+      expect(retried.status).to.equal(303);
+      expect(retried.location).to.contain(`done=${deferred.length}+recipients+retried+now.`);
+      const waits = await sql<{ wait_reason: string }[]>`select wait_reason from email_recipients
+        where org_id = ${org.organization.id} and email in ('bulk3@example.com', 'bulk4@example.com')`;
+      expect(waits.map((w) => w.wait_reason.startsWith('retry requested in the console'))).to.deep.equal([true, true]);
+
+      const cancel = await admin.get('/console/emails/bulk/cancel?to=%40bulk.test');
+      expect(count(cancel.text)).to.equal(2);
+      expect((await admin.post('/console/emails/bulk/cancel', { to: '@bulk.test' }, { csrf: false })).status).to.equal(
+        403,
+      );
+      expect((await admin.post('/console/emails/bulk/cancel', { to: '@bulk.test' })).status).to.equal(303);
+      const statuses = await sql<{ status: string }[]>`select status from emails where id in (${s1}, ${s2})`;
+      expect(statuses.map((r) => r.status)).to.deep.equal(['canceled', 'canceled']);
+      const audited = await sql<{ n: number }[]>`select count(*)::int as n from audit_log
+        where action = 'email.canceled' and target_id in (${s1}, ${s2}) and detail->>'bulk' = 'true'`;
+      expect(audited[0]!.n).to.equal(2);
+      // Nothing left to cancel: said so, without a form.
+      const none = await admin.get('/console/emails/bulk/cancel?to=%40bulk.test');
+      expect(none.text)
+        .to.contain('<h1>Nothing to do</h1>')
+        .and.not.to.contain('method="post" action="/console/emails/bulk');
+
+      const un = await admin.get('/console/emails/bulk/unsuppress?to=%40example.com');
+      expect(count(un.text)).to.equal(2);
+      expect((await admin.post('/console/emails/bulk/unsuppress', { to: '@example.com' })).status).to.equal(303);
+      const left = await sql`select 1 from suppressions where org_id = ${org.organization.id}
+        and email in ('bulk5@example.com', 'bulk6@example.com')`;
+      expect(left).to.have.length(0);
+    });
+  });
+
   it('renders a subject with <script> as text on the list, the detail and the confirmation pages', async () => {
     const [eve] = await api.deps.sql<{ id: string }[]>`select id from email_recipients where email_id = ${ids.xss}`;
     await api.deps.sql`update email_recipients set status = 'delivery_delayed', attempts = 1,
