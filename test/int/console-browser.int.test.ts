@@ -271,6 +271,12 @@ describe('console in a browser', function () {
   });
 
   it('passes axe at 1280 px and 390 px on every page, in light and dark, without sideways scrolling', async () => {
+    // The reputation page with answers to show (the host's address listed: every organization sees it).
+    await api.deps.sql`
+      insert into rbl_checks (kind, target, zone, status, listed, answer, listed_since)
+      values ('ip', '198.51.100.25', 'zen.spamhaus.org', 'listed', true, '127.0.0.2', now()),
+             ('ip', '198.51.100.25', 'bl.spamcop.net', 'unknown', false, 'ETIMEOUT', null)
+      on conflict do nothing`;
     const pages: [string, string][] = [
       ['overview', '/console'],
       ['emails', '/console/emails'],
@@ -287,6 +293,7 @@ describe('console in a browser', function () {
       ['key-rotate', `/console/keys/${ids.key}/rotate`],
       ['audit', '/console/audit'],
       ['metrics', '/console/metrics'],
+      ['reputation', '/console/reputation'],
       ['metrics-test', '/console/metrics?mode=test&days=7'],
       ['overview-test', '/console?mode=test'],
       ['domains', '/console/domains'],
