@@ -1,165 +1,13 @@
-// The one typed configuration of every Tern process (DESIGN §2). Parsed once at start; a bad
-// value stops the process with a message that names the variable.
+// The one typed configuration of every Tern process (DESIGN §2). Each variable is written once, in
+// VARIABLES below: its name, its parser, its default and its line of docs/configuration.md. The
+// typed object (Config), the list of names (CONFIG_VARIABLES) and the tables of
+// docs/configuration.md (configTables(), checked by test/unit/docs.test.ts; `npm run docs:config`
+// rewrites them) come from it. Parsed once at start; a bad value stops the process with a message
+// that names the variable.
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { firstHostUrl } from './db/url.js';
 import { parseClusterUrl, parseSentinelUrl } from './redis-url.js';
-
-export interface Config {
-  databaseUrl: string;
-  /**
-   * Most Postgres connections of one process (DATABASE_POOL_MAX, default 10); a worker process
-   * with a broadcast thread splits them between its two pools (workers/broadcast-thread.ts).
-   */
-  databasePoolMax: number;
-  /**
-   * What sits between Tern and Postgres (DATABASE_POOLER): `none` (a direct connection or a
-   * session pooler) or `transaction` (PgBouncer in transaction mode: no prepared statements, no
-   * session settings).
-   */
-  databasePooler: DatabasePooler;
-  /**
-   * One Redis (`redis://`, `rediss://`), a Redis Cluster (`redis+cluster://h1:p1,h2:p2`) or the
-   * master of a Sentinel set (`redis+sentinel://h1:p1,h2:p2/<master name>`).
-   */
-  redisUrl: string;
-  /** Prefix of every Redis key and BullMQ queue; tests give each run its own. */
-  redisPrefix: string;
-  port: number;
-  baseUrl: string;
-  brand: string;
-  relayPort: number;
-  mxPort: number;
-  smtpSmarthost: string | null;
-  outboundPort: number;
-  dnsServers: string[];
-  webhookAllowPrivate: boolean;
-  workerQueues: string[] | null;
-  logLevel: string;
-  /** Largest JSON body accepted on routes that do not declare their own limit. */
-  bodyLimitBytes: number;
-  /** Install secret for HMACs every process must agree on (VERP, tracking and unsubscribe tokens). */
-  secretKey: string;
-  /**
-   * The SECRET_KEY before a change (SECRET_KEY_PREVIOUS): opens secrets at rest sealed with it
-   * until `tern secrets rotate` seals them again (shared/secrets.ts); null when unset.
-   */
-  secretKeyPrevious: string | null;
-  /** Behind a reverse proxy: client IP and protocol from X-Forwarded-For / -Proto (TRUST_PROXY). */
-  trustProxy: boolean;
-  /** Host name this install's MX answers on (the target of the MX records domains publish). */
-  mxHost: string;
-  /** Name sent in EHLO on outbound SMTP (HELO_NAME, default MX_HOST). */
-  heloName: string;
-  /** Deferred recipients are retried until this many hours after the message was created. */
-  deliveryMaxAgeHours: number;
-  /** Retry back-off schedule in seconds; the last value repeats (DELIVERY_RETRY_SECONDS). */
-  deliveryRetrySeconds: number[];
-  /** Webhook retry schedule in seconds, one entry per retry (WEBHOOK_RETRY_SECONDS). */
-  webhookRetrySeconds: number[];
-  /** How often a message held by a paused organization is looked at again, in seconds. */
-  deliveryPauseRecheckSeconds: number;
-  /** Most simultaneous outbound connections to one MX host or smarthost, per worker process. */
-  outboundConnectionsPerHost: number;
-  /** Delivery jobs one worker process runs at once, per stream. */
-  deliveryConcurrency: number;
-  /**
-   * Share (0–1) of DELIVERY_CONCURRENCY broadcast deliveries may hold in a worker process while it
-   * delivers transactional mail (BROADCAST_MAX_SHARE, default 0.5; workers/delivery/broadcast-share.ts).
-   */
-  broadcastMaxShare: number;
-  /**
-   * Broadcast messages waiting in the delivery-broadcast queue past which broadcasts store no
-   * next batch until it drains below (BROADCAST_QUEUE_MAX, default 2000; 0: never wait).
-   */
-  broadcastQueueMax: number;
-  /** Seconds between runs of the delivery sweeper (DELIVERY_SWEEP_SECONDS, default 15). */
-  deliverySweepSeconds: number;
-  /** A recipient due this long with no live job is re-enqueued (DELIVERY_SWEEP_GRACE_SECONDS, 15). */
-  deliverySweepGraceSeconds: number;
-  /** Where worker processes journal accepted messages (DELIVERY_JOURNAL_DIR; workers/delivery/journal.ts). */
-  deliveryJournalDir: string;
-  /** Largest inbound message the MX (and the HTTP intake) accepts. */
-  inboundMaxBytes: number;
-  /** Bearer secret of POST /api/v1/inbound/raw; null disables the HTTP intake. */
-  inboundSecret: string | null;
-  /** Most MIME parts of a message that is parsed (INBOUND_PARSE_MAX_PARTS; shared/mail/bounded-parse.ts). */
-  inboundParseMaxParts: number;
-  /** Deepest nesting of multiparts and embedded messages parsed (INBOUND_PARSE_MAX_DEPTH). */
-  inboundParseMaxDepth: number;
-  /** Longest parse of one message, in seconds (INBOUND_PARSE_SECONDS). */
-  inboundParseSeconds: number;
-  /** Heap of one parse thread, in MiB (INBOUND_PARSE_MEMORY_MB). */
-  inboundParseMemoryMb: number;
-  /** DMARC reports read per reporting domain and organization in an hour (DMARC_REPORTER_HOURLY_MAX). */
-  dmarcReporterHourlyMax: number;
-  /** Largest message the SMTP relay accepts, in bytes (enforced on the data stream). */
-  relayMaxBytes: number;
-  /** PEM certificate and key files of the relay; both null = a self-signed one under .data/. */
-  relayTlsCert: string | null;
-  relayTlsKey: string | null;
-  /** PEM certificate and key files the MX offers with STARTTLS; both null = smtp-server's built-in test one. */
-  mxTlsCert: string | null;
-  mxTlsKey: string | null;
-  /** Implicit-TLS (SMTPS) port of the relay; null = off. */
-  relayTlsPort: number | null;
-  /** Development only: lets AUTH run on a connection without TLS. */
-  relayAllowInsecureAuth: boolean;
-  /** Most SMTP sessions the relay holds at once; one more is answered 421 (RELAY_MAX_CLIENTS, 1000). */
-  relayMaxClients: number;
-  /** Most SMTP sessions the MX holds at once; one more is answered 421 (MX_MAX_CLIENTS, 1000). */
-  mxMaxClients: number;
-  /** Most recipients of one MX transaction, ≥ 100 (RFC 5321 §4.5.3.1.8); more: 452 (MX_MAX_RECIPIENTS, 100). */
-  mxMaxRecipients: number;
-  /** Bearer token of GET /metrics and GET /healthz?verbose=1; null = no token. */
-  prometheusToken: string | null;
-  /** Without a token, serve GET /metrics and /healthz?verbose=1 to anyone (else they answer 403). */
-  prometheusPublic: boolean;
-  /**
-   * How long a send whose connection to Postgres broke mid-insert keeps trying to learn whether
-   * it was stored before answering 504 outcome_unknown (STORE_CONFIRM_SECONDS, default 15).
-   */
-  storeConfirmSeconds: number;
-  /** Contact imports and exports one worker process runs at once (CONTACT_BULK_CONCURRENCY, 1). */
-  contactBulkConcurrency: number;
-  /** Seconds between sweeps for stalled imports and exports (CONTACT_BULK_SWEEP_SECONDS, 30). */
-  contactBulkSweepSeconds: number;
-  /**
-   * Sender of the emails Tern sends an organization's admins about its organization events
-   * (SYSTEM_FROM, "Name <address>" or an address); null = those emails are not sent.
-   */
-  systemFrom: string | null;
-  /** Seconds between runs of the retention purge (RETENTION_PURGE_SECONDS, default 300). */
-  retentionPurgeSeconds: number;
-  /** Rows one purge statement handles (RETENTION_BATCH_SIZE, default 500). */
-  retentionBatchSize: number;
-  /** Longest one purge run works before leaving the rest to the next (RETENTION_BUDGET_SECONDS, 10). */
-  retentionBudgetSeconds: number;
-  /** Pause between two purge batches, in milliseconds (RETENTION_PAUSE_MS, default 20). */
-  retentionPauseMs: number;
-  /**
-   * Hours between two scheduled DNS re-checks of a verified or failed domain
-   * (DOMAIN_RECHECK_HOURS, default 6; 0 turns the re-checks off).
-   */
-  domainRecheckHours: number;
-  /**
-   * DNS blocklists the sending addresses are looked up in (RBL_ZONES, comma-separated zones such
-   * as zen.spamhaus.org; empty: addresses are not watched). docs/operations.md "Reputation watch".
-   */
-  rblZones: string[];
-  /** Domain blocklists verified domains are looked up in (DBL_ZONES, e.g. dbl.spamhaus.org; empty: none). */
-  dblZones: string[];
-  /** Minutes between two reputation checks (RBL_CHECK_MINUTES, default 30). */
-  rblCheckMinutes: number;
-  /** rspamd's HTTP address (RSPAMD_URL): each inbound message is scored there; null = not scored. */
-  rspamdUrl: string | null;
-}
-
-/**
- * The configuration without the install secret: what `tern` commands (none signs a token) and the
- * `npm start` launcher (which generates the secret) read. Every Procfile process reads `Config`.
- */
-export type ToolConfig = Omit<Config, 'secretKey'>;
 
 /** The shortest SECRET_KEY accepted: 32 characters (`openssl rand -base64 48` gives 64). */
 export const MIN_SECRET_LENGTH = 32;
@@ -179,7 +27,7 @@ type Env = Record<string, string | undefined>;
 export const DATABASE_POOLERS = ['none', 'session', 'transaction'] as const;
 export type DatabasePooler = (typeof DATABASE_POOLERS)[number];
 
-const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 function str(env: Env, name: string, fallback: string): string {
   const v = env[name];
@@ -282,16 +130,6 @@ function url(env: Env, name: string, fallback: string | null, protocols: string[
   return raw;
 }
 
-/**
- * The journal's folder when DELIVERY_JOURNAL_DIR is unset: the state directory systemd gives a
- * unit with StateDirectory= (STATE_DIRECTORY, its first folder), else the temporary folder (a
- * checkout's npm start; `tern doctor` warns about it in production).
- */
-function defaultJournalDir(env: Env, brand: string): string {
-  const state = env.STATE_DIRECTORY?.split(':')[0];
-  return state ? join(state, 'delivery-journal') : join(tmpdir(), `${brand}-delivery-journal`);
-}
-
 /** A Postgres URL, with one host or a libpq host list (`h1:p1,h2:p2`), each host checked. */
 function databaseUrl(env: Env, name: string, fallback: string): string {
   const raw = env[name];
@@ -326,19 +164,6 @@ function oneOf<T extends string>(env: Env, name: string, values: readonly T[], f
   return raw as T;
 }
 
-/** A comma-separated list of DNS zones (lower-cased, without a trailing dot). */
-function zoneList(env: Env, name: string): string[] {
-  const raw = env[name];
-  if (raw === undefined || raw.trim() === '') return [];
-  return raw.split(',').map((item) => {
-    const zone = item.trim().toLowerCase().replace(/\.$/, '');
-    if (!/^(?=.{1,200}$)([a-z0-9_]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z0-9-]{1,63}$/.test(zone)) {
-      throw new ConfigError(name, `must be a comma-separated list of DNS zones, got "${item.trim()}"`);
-    }
-    return zone;
-  });
-}
-
 function hostPortList(env: Env, name: string): string[] {
   const raw = env[name];
   if (raw === undefined || raw.trim() === '') return [];
@@ -353,225 +178,650 @@ function hostPortList(env: Env, name: string): string[] {
   });
 }
 
+/** A comma-separated list of DNS zones (lower-cased, without a trailing dot). */
+function zoneList(env: Env, name: string): string[] {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return [];
+  return raw.split(',').map((item) => {
+    const zone = item.trim().toLowerCase().replace(/\.$/, '');
+    if (!/^(?=.{1,200}$)([a-z0-9_]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z0-9-]{1,63}$/.test(zone)) {
+      throw new ConfigError(name, `must be a comma-separated list of DNS zones, got "${item.trim()}"`);
+    }
+    return zone;
+  });
+}
+
+/**
+ * The journal's folder when DELIVERY_JOURNAL_DIR is unset: the state directory systemd gives a
+ * unit with StateDirectory= (STATE_DIRECTORY, its first folder), else the temporary folder (a
+ * checkout's npm start; `tern doctor` warns about it in production).
+ */
+function defaultJournalDir(env: Env, brand: string): string {
+  const state = env.STATE_DIRECTORY?.split(':')[0];
+  return state ? join(state, 'delivery-journal') : join(tmpdir(), `${brand}-delivery-journal`);
+}
+
+/** A value that must match `pattern` (the default included). */
+function matching(env: Env, name: string, fallback: string, pattern: RegExp, rule: string): string {
+  const v = str(env, name, fallback);
+  if (!pattern.test(v)) throw new ConfigError(name, `${rule}, got "${v}"`);
+  return v;
+}
+
+/** Unset or empty: null; else it must match `pattern`. */
+function optional(
+  env: Env,
+  name: string,
+  pattern: RegExp,
+  rule: string,
+  opts: { trim?: boolean; quote?: boolean } = {},
+): string | null {
+  const raw = str(env, name, '');
+  const v = opts.trim ? raw.trim() : raw;
+  if (v === '') return null;
+  if (!pattern.test(v)) throw new ConfigError(name, opts.quote ? `${rule}, got "${v}"` : rule);
+  return v;
+}
+
+/** One of two variables that are set together or not at all (a certificate and its key). */
+function paired(env: Env, name: string, other: string): string | null {
+  const v = str(env, name, '') || null;
+  if ((v === null) !== (str(env, other, '') === '')) {
+    const [first, second] = [name, other].sort();
+    throw new ConfigError(v === null ? name : other, `${first} and ${second} go together`);
+  }
+  return v;
+}
+
+/** SECRET_KEY when set ('' when not: loadConfig requires it, the tools do not). */
+function secret(env: Env, name: string): string {
+  const v = str(env, name, '');
+  if (v !== '' && v.length < MIN_SECRET_LENGTH) {
+    throw new ConfigError(name, `must be at least ${MIN_SECRET_LENGTH} characters`);
+  }
+  return v;
+}
+
+/** A comma-separated list of names; null when unset. */
+function nameList(env: Env, name: string): string[] | null {
+  const raw = str(env, name, '');
+  return raw
+    ? raw
+        .split(',')
+        .map((q) => q.trim())
+        .filter(Boolean)
+    : null;
+}
+
+type Section = 'services' | 'delivery' | 'relay' | 'inbound' | 'operations';
+
+interface Variable<T, D> {
+  /** The environment variable. */
+  env: string;
+  /** The table of docs/configuration.md that lists it. */
+  section: Section;
+  default?: D;
+  /** The default as docs/configuration.md shows it, when it is not `default` itself. */
+  shown?: string;
+  /** Listed in the row of the variable before it (a certificate and its key). */
+  sameRow?: boolean;
+  read: (env: Env, name: string, fallback: D) => T;
+  /** Its line of docs/configuration.md (the Meaning column). */
+  doc?: string;
+}
+
+function variable<T, D = undefined>(v: Variable<T, D>): Variable<T, D> {
+  return v;
+}
+
+/** The value of another variable, for a default that derives from it. */
+function value(env: Env, key: 'brand' | 'port' | 'baseUrl' | 'mxHost'): string {
+  const v = VARIABLES[key] as Variable<unknown, unknown>;
+  return String(v.read(env, v.env, v.default));
+}
+
+/** Every variable, in the order of docs/configuration.md. */
+const VARIABLES = {
+  databaseUrl: variable({
+    env: 'DATABASE_URL',
+    section: 'services',
+    default: 'postgres://postgres@127.0.0.1:5432/tern',
+    read: (env, name, d) => databaseUrl(env, name, d),
+    doc: "Postgres connection URL (`postgres:` or `postgresql:`). It may list several hosts in libpq form, `postgres://user:password@host1:port1,host2:port2/db?target_session_attrs=read-write`: every process (the CLI and `npm start`'s migrations too) connects to the first writable one and finds the new primary by itself after a failover. See [Deployment](deployment.md#high-availability).",
+  }),
+  databasePoolMax: variable({
+    env: 'DATABASE_POOL_MAX',
+    section: 'services',
+    default: 10,
+    read: (env, name, d) => positive(env, name, d, true),
+    doc: "Most Postgres connections per process (web, worker, relay, mx). A `worker` process that runs its broadcast stream on a thread of its own splits them between its two threads (half each, one at least). One send is one statement, so 10 serves 50 concurrent senders; raise it with Postgres's `max_connections` in mind.",
+  }),
+  databasePooler: variable({
+    env: 'DATABASE_POOLER',
+    section: 'services',
+    default: 'none' as DatabasePooler,
+    read: (env, name, d) => oneOf(env, name, DATABASE_POOLERS, d),
+    doc: 'What `DATABASE_URL` points at: `none` (Postgres itself) or `session` (a pooler in session mode) change nothing; `transaction` (PgBouncer with `pool_mode = transaction`) turns off prepared statements and the per-connection `statement_timeout`, so set it on the database instead. Migrations (`release`) work through it. See [Deployment](deployment.md#pgbouncer-in-transaction-mode).',
+  }),
+  redisUrl: variable({
+    env: 'REDIS_URL',
+    section: 'services',
+    default: 'redis://127.0.0.1:6379',
+    read: (env, name, d) => redisUrl(env, name, d),
+    doc: "One Redis (`redis://[user:password@]host:port[/db]`, `rediss:` for TLS) or a Redis Cluster: `redis+cluster://[user:password@]host1:port1,host2:port2,…` (`rediss+cluster:` for TLS), any reachable masters as seeds. See [Deployment](deployment.md#redis-cluster). Or the master of a Sentinel set: `redis+sentinel://[:password@]host1:port1,host2:port2,…/<master name>[?db=N]` (the Sentinels' addresses; `rediss+sentinel:` for TLS to the master; `&sentinel_password=` when the Sentinels have one of their own); every connection follows a failover by itself. See [Deployment](deployment.md#high-availability).",
+  }),
+  redisPrefix: variable({
+    env: 'REDIS_PREFIX',
+    section: 'services',
+    shown: 'value of `BRAND`',
+    read: (env, name) =>
+      matching(env, name, value(env, 'brand'), /^[A-Za-z0-9_.:-]{1,64}$/, 'must be 1-64 of A-Z a-z 0-9 _ . : -'),
+    doc: 'Prefix of every Redis key, pub/sub channel and BullMQ queue; lets several installs (or test runs) share one Redis. 1–64 of `A-Z a-z 0-9 _ . : -`.',
+  }),
+  port: variable({
+    env: 'PORT',
+    section: 'services',
+    default: 3000,
+    read: (env, name, d) => port(env, name, d),
+    doc: 'HTTP port of the `web` process.',
+  }),
+  baseUrl: variable({
+    env: 'BASE_URL',
+    section: 'services',
+    shown: '`http://localhost:$PORT`',
+    read: (env, name) =>
+      (url(env, name, `http://localhost:${value(env, 'port')}`, ['http:', 'https:']) ?? '').replace(/\/+$/, ''),
+    doc: 'Public URL of the install, used in tracking and unsubscribe links.',
+  }),
+  brand: variable({
+    env: 'BRAND',
+    section: 'services',
+    default: 'tern',
+    read: (env, name, d) =>
+      matching(env, name, d, /^[a-z][a-z0-9]{1,15}$/, 'must be 2-16 lower-case letters or digits'),
+    doc: 'Product name: key prefixes (`tern_live_…`), webhook headers. 2–16 lower-case letters or digits.',
+  }),
+  relayPort: variable({
+    env: 'RELAY_PORT',
+    section: 'services',
+    default: 2587,
+    read: (env, name, d) => port(env, name, d),
+    doc: 'Port of the SMTP submission relay (`relay`).',
+  }),
+  mxPort: variable({
+    env: 'MX_PORT',
+    section: 'services',
+    default: 2525,
+    read: (env, name, d) => port(env, name, d),
+    doc: 'Port of the inbound MX (`mx`).',
+  }),
+  smtpSmarthost: variable({
+    env: 'SMTP_SMARTHOST',
+    section: 'services',
+    shown: 'none',
+    read: (env, name) => url(env, name, null, ['smtp:', 'smtps:']),
+    doc: '`smtp://` or `smtps://` URL; when set, all outbound mail goes through it instead of MX look-ups.',
+  }),
+  outboundPort: variable({
+    env: 'OUTBOUND_PORT',
+    section: 'services',
+    default: 25,
+    read: (env, name, d) => port(env, name, d),
+    doc: "Port dialled on recipients' MX hosts.",
+  }),
+  dnsServers: variable({
+    env: 'DNS_SERVERS',
+    section: 'services',
+    shown: 'system resolvers',
+    read: (env, name) => hostPortList(env, name),
+    doc: 'Comma-separated `host[:port]` list for MX look-ups and SPF/DKIM verification.',
+  }),
+  webhookAllowPrivate: variable({
+    env: 'WEBHOOK_ALLOW_PRIVATE',
+    section: 'services',
+    default: false,
+    read: (env, name, d) => bool(env, name, d),
+    doc: '`true` lets webhooks reach loopback/private addresses and plain `http` (development, tests).',
+  }),
+  workerQueues: variable({
+    env: 'WORKER_QUEUES',
+    section: 'services',
+    shown: 'all',
+    read: (env, name) => nameList(env, name),
+    doc: "Comma-separated queues a `worker` process consumes; an unknown name stops it. The queues: `delivery` (transactional mail), `delivery-broadcast`, `webhook-fanout`, `webhook-delivery`, `metrics-rollup`, `inbound`, `dmarc-report` (DMARC aggregate reports), `broadcast` (a broadcast's batches), `automation`, `contact-bulk`, `retention`.",
+  }),
+  logLevel: variable({
+    env: 'LOG_LEVEL',
+    section: 'services',
+    default: 'info',
+    read: (env, name, d) => oneOf(env, name, LOG_LEVELS, d),
+    doc: '`fatal`, `error`, `warn`, `info`, `debug`, `trace` or `silent`.',
+  }),
+  bodyLimitBytes: variable({
+    env: 'BODY_LIMIT_BYTES',
+    section: 'services',
+    default: 1024 * 1024,
+    read: (env, name, d) => atLeast(env, name, d, 1024),
+    doc: 'Largest JSON body accepted by routes that do not declare their own limit (≥ 1024).',
+  }),
+  secretKey: variable({
+    env: 'SECRET_KEY',
+    section: 'services',
+    shown: 'none: required (`npm start` alone generates one into `.data/secret`)',
+    read: (env, name) => secret(env, name),
+    doc: 'Install secret every process must share: it keys the HMACs of VERP, SRS, tracking and unsubscribe tokens, and the key that seals webhook signing secrets and DKIM private keys in Postgres ([secrets at rest](operations.md#secrets-at-rest)): 32+ random characters (`openssl rand -base64 48`). The `web`, `worker`, `relay` and `mx` processes refuse to start without it, whatever `NODE_ENV` says (`tern: SECRET_KEY: is required: …`, exit 1). `release` (`tern migrate`) and the other `tern` commands sign nothing and run without it; when it is set, it must be valid.',
+  }),
+  secretKeyPrevious: variable({
+    env: 'SECRET_KEY_PREVIOUS',
+    section: 'services',
+    shown: 'none',
+    read: (env, name) => secret(env, name) || null,
+    doc: 'The `SECRET_KEY` before a change, while `tern secrets rotate` seals the stored secrets again: values sealed with it still open ([changing SECRET_KEY](operations.md#secrets-at-rest)). 32+ characters.',
+  }),
+  mxHost: variable({
+    env: 'MX_HOST',
+    section: 'services',
+    shown: 'host name of `BASE_URL`',
+    read: (env, name) =>
+      matching(env, name, new URL(value(env, 'baseUrl')).hostname, /^[A-Za-z0-9.-]{1,253}$/, 'must be a host name'),
+    doc: "Host name this install's MX answers on: the target of the MX records domains publish.",
+  }),
+  webhookRetrySeconds: variable({
+    env: 'WEBHOOK_RETRY_SECONDS',
+    section: 'services',
+    default: [5, 300, 1800, 7200, 18000, 36000, 36000],
+    read: (env, name, d) => secondsList(env, name, d),
+    doc: 'Webhook retry schedule in seconds, one entry per retry (then `failed`).',
+  }),
+  prometheusToken: variable({
+    env: 'PROMETHEUS_TOKEN',
+    section: 'services',
+    shown: 'none',
+    read: (env, name) =>
+      optional(env, name, /^[\x21-\x7e]{16,}$/, 'must be 16 or more printable characters without spaces'),
+    doc: 'Bearer token of `GET /metrics` and `GET /healthz?verbose=1` (16+ printable characters, no spaces); with it, a request without the token answers 401. See [Monitoring](operations.md#monitoring-prometheus-grafana-health).',
+  }),
+  prometheusPublic: variable({
+    env: 'PROMETHEUS_PUBLIC',
+    section: 'services',
+    default: false,
+    shown: '`false` (`npm start`: `true` when no token is set)',
+    read: (env, name, d) => bool(env, name, d),
+    doc: 'Without a token: `true` serves `GET /metrics` and `GET /healthz?verbose=1` to anyone; `false` answers them 403. Ignored when `PROMETHEUS_TOKEN` is set.',
+  }),
+  storeConfirmSeconds: variable({
+    env: 'STORE_CONFIRM_SECONDS',
+    section: 'services',
+    default: 15,
+    read: (env, name, d) => positive(env, name, d),
+    doc: '`web` and `relay`: when the connection to Postgres breaks while a message is being stored, how long the send keeps trying to learn whether it was stored (it runs the same insert again, which stores the message once) before answering 504 `outcome_unknown` (the relay: `451`). Keep client and proxy timeouts above it. See [Operations](operations.md#what-an-answer-says-was-stored).',
+  }),
+  trustProxy: variable({
+    env: 'TRUST_PROXY',
+    section: 'services',
+    default: false,
+    read: (env, name, d) => bool(env, name, d),
+    doc: '`true` (or `1`, `yes`, `on`) when the web process sits behind a reverse proxy: the client IP (console sign-in throttling, logs) and the protocol come from `X-Forwarded-For` / `X-Forwarded-Proto`. Leave it off when clients reach the process directly, or they can forge their address.',
+  }),
+  heloName: variable({
+    env: 'HELO_NAME',
+    section: 'delivery',
+    shown: 'value of `MX_HOST`',
+    read: (env, name) => str(env, name, value(env, 'mxHost')),
+    doc: 'Name sent in `EHLO` on outbound SMTP; should resolve to, and be the reverse DNS of, the sending address.',
+  }),
+  deliveryConcurrency: variable({
+    env: 'DELIVERY_CONCURRENCY',
+    section: 'delivery',
+    default: 50,
+    read: (env, name, d) => positive(env, name, d, true),
+    doc: 'Delivery jobs one `worker` process runs at once per stream: transactional mail has this many slots of its own, and broadcast mail as many (fewer while transactional mail flows, see `BROADCAST_MAX_SHARE`).',
+  }),
+  broadcastQueueMax: variable({
+    env: 'BROADCAST_QUEUE_MAX',
+    section: 'delivery',
+    default: 2000,
+    read: (env, name, d) => nonNegative(env, name, d),
+    doc: 'Broadcast messages waiting for delivery (the `delivery-broadcast` queue, every organization) past which broadcasts store no next batch until the queue drains below it; `0` never holds a batch back. Raise it where workers deliver more than a few hundred broadcast messages a second ([broadcasts](api/broadcasts.md)).',
+  }),
+  broadcastMaxShare: variable({
+    env: 'BROADCAST_MAX_SHARE',
+    section: 'delivery',
+    default: 0.5,
+    read: (env, name, d) => share(env, name, d),
+    doc: 'Share (0–1) of `DELIVERY_CONCURRENCY` that broadcast deliveries may hold in a `worker` process while it delivers transactional mail (and for 2 s after); one slot at least. With no transactional mail, broadcast mail may use every slot ([delivery.md](delivery.md#streams-priority-and-fairness)).',
+  }),
+  outboundConnectionsPerHost: variable({
+    env: 'OUTBOUND_CONNECTIONS_PER_HOST',
+    section: 'delivery',
+    default: 5,
+    read: (env, name, d) => positive(env, name, d, true),
+    doc: 'Most simultaneous outbound connections to one MX host (or the smarthost) per stream and `worker` process (a process delivering both streams opens up to twice as many).',
+  }),
+  deliveryRetrySeconds: variable({
+    env: 'DELIVERY_RETRY_SECONDS',
+    section: 'delivery',
+    default: [60, 300, 900, 1800, 3600, 7200, 14400],
+    read: (env, name, d) => secondsList(env, name, d),
+    doc: 'Back-off between attempts of a deferred recipient, in seconds; the last value repeats.',
+  }),
+  deliveryMaxAgeHours: variable({
+    env: 'DELIVERY_MAX_AGE_HOURS',
+    section: 'delivery',
+    default: 72,
+    read: (env, name, d) => positive(env, name, d),
+    doc: 'A recipient still deferred this long after the message was created bounces (soft, `General`).',
+  }),
+  deliveryPauseRecheckSeconds: variable({
+    env: 'DELIVERY_PAUSE_RECHECK_SECONDS',
+    section: 'delivery',
+    default: 60,
+    read: (env, name, d) => positive(env, name, d),
+    doc: 'How often a message held by a paused organization is looked at again.',
+  }),
+  deliverySweepSeconds: variable({
+    env: 'DELIVERY_SWEEP_SECONDS',
+    section: 'delivery',
+    default: 15,
+    read: (env, name, d) => positive(env, name, d),
+    doc: 'Interval of the delivery sweeper, which re-enqueues due recipients whose job Redis lost.',
+  }),
+  deliverySweepGraceSeconds: variable({
+    env: 'DELIVERY_SWEEP_GRACE_SECONDS',
+    section: 'delivery',
+    default: 15,
+    read: (env, name, d) => positive(env, name, d),
+    doc: 'A recipient due this long with no attempt in flight is re-enqueued by the sweeper.',
+  }),
+  deliveryJournalDir: variable({
+    env: 'DELIVERY_JOURNAL_DIR',
+    section: 'delivery',
+    shown:
+      '`$STATE_DIRECTORY/delivery-journal` under a systemd unit with `StateDirectory=`, else `<temporary folder>/tern-delivery-journal`',
+    read: (env, name) => str(env, name, defaultJournalDir(env, value(env, 'brand'))),
+    doc: "Where each `worker` process journals the messages servers accepted before their results reach Postgres; a worker that takes over a killed one's attempt on the same machine reads it instead of sending again. In production, a persistent folder every worker process of the machine shares (the units of `tern systemd`: `/var/lib/tern/delivery-journal`, their `StateDirectory`); `tern doctor` warns about `/tmp`, `/var/tmp` and a tmpfs. See [Deployment](deployment.md#the-delivery-journal).",
+  }),
+  contactBulkConcurrency: variable({
+    env: 'CONTACT_BULK_CONCURRENCY',
+    section: 'delivery',
+    default: 1,
+    read: (env, name, d) => positive(env, name, d, true),
+    doc: 'Contact imports and exports one `worker` process runs at once (each keeps about one core busy).',
+  }),
+  contactBulkSweepSeconds: variable({
+    env: 'CONTACT_BULK_SWEEP_SECONDS',
+    section: 'delivery',
+    default: 30,
+    read: (env, name, d) => positive(env, name, d),
+    doc: 'Interval of the sweeper that restarts imports and exports whose worker stopped (their lease, 60 s, ran out).',
+  }),
+  relayTlsPort: variable({
+    env: 'RELAY_TLS_PORT',
+    section: 'relay',
+    shown: 'off',
+    read: (env, name) => (env[name] ? port(env, name, 0) : null),
+    doc: 'An additional implicit-TLS (SMTPS) port of the relay.',
+  }),
+  relayTlsCert: variable({
+    env: 'RELAY_TLS_CERT',
+    section: 'relay',
+    shown: 'none',
+    read: (env, name) => paired(env, name, 'RELAY_TLS_KEY'),
+    doc: 'PEM certificate (chain) and key files of the relay; both or neither. Without them the relay makes a self-signed certificate under `.data/relay-tls/`.',
+  }),
+  relayTlsKey: variable({
+    env: 'RELAY_TLS_KEY',
+    section: 'relay',
+    sameRow: true,
+    read: (env, name) => paired(env, name, 'RELAY_TLS_CERT'),
+  }),
+  relayMaxBytes: variable({
+    env: 'RELAY_MAX_BYTES',
+    section: 'relay',
+    default: 40 * 1024 * 1024,
+    shown: '`41943040` (40 MiB)',
+    read: (env, name, d) => positive(env, name, d, true),
+    doc: 'Largest message the relay accepts (checked on the data stream).',
+  }),
+  relayMaxClients: variable({
+    env: 'RELAY_MAX_CLIENTS',
+    section: 'relay',
+    default: 1000,
+    read: (env, name, d) => positive(env, name, d, true),
+    doc: "Most SMTP sessions one `relay` process holds at once; a client beyond them is answered `421` and disconnected (it retries later). Keep it under the process's file descriptor limit (`ulimit -n`).",
+  }),
+  relayAllowInsecureAuth: variable({
+    env: 'RELAY_ALLOW_INSECURE_AUTH',
+    section: 'relay',
+    default: false,
+    read: (env, name, d) => bool(env, name, d),
+    doc: '**Development only**: lets AUTH run on a connection without TLS.',
+  }),
+  mxTlsCert: variable({
+    env: 'MX_TLS_CERT',
+    section: 'inbound',
+    shown: 'none',
+    read: (env, name) => paired(env, name, 'MX_TLS_KEY'),
+    doc: "PEM certificate (chain) and key files the MX offers with STARTTLS to sending servers; both or neither. Without them the MX offers smtp-server's built-in test certificate (`tern doctor` warns).",
+  }),
+  mxTlsKey: variable({
+    env: 'MX_TLS_KEY',
+    section: 'inbound',
+    sameRow: true,
+    read: (env, name) => paired(env, name, 'MX_TLS_CERT'),
+  }),
+  inboundMaxBytes: variable({
+    env: 'INBOUND_MAX_BYTES',
+    section: 'inbound',
+    default: 30 * 1024 * 1024,
+    shown: '`31457280` (30 MiB)',
+    read: (env, name, d) => atLeast(env, name, d, 1024),
+    doc: 'Largest inbound message the MX and the HTTP intake accept (≥ 1024).',
+  }),
+  inboundParseMaxParts: variable({
+    env: 'INBOUND_PARSE_MAX_PARTS',
+    section: 'inbound',
+    default: 500,
+    read: (env, name, d) => between(env, name, d, 1, 900),
+    doc: 'Most MIME parts of a received message (1–900); a message with more is kept raw, marked `unparsed` and never parsed. See [Inbound](inbound.md#parse-limits).',
+  }),
+  inboundParseMaxDepth: variable({
+    env: 'INBOUND_PARSE_MAX_DEPTH',
+    section: 'inbound',
+    default: 50,
+    read: (env, name, d) => between(env, name, d, 1, 100),
+    doc: 'Deepest nesting of multiparts and embedded messages in a received message (1–100); deeper is kept raw and marked `unparsed`.',
+  }),
+  inboundParseSeconds: variable({
+    env: 'INBOUND_PARSE_SECONDS',
+    section: 'inbound',
+    default: 10,
+    read: (env, name, d) => positive(env, name, d),
+    doc: 'Longest the parse of one received message (or one DMARC report) may take; its thread is then ended and the message kept raw and marked `unparsed`.',
+  }),
+  inboundParseMemoryMb: variable({
+    env: 'INBOUND_PARSE_MEMORY_MB',
+    section: 'inbound',
+    default: 256,
+    read: (env, name, d) => between(env, name, d, 32, 16384),
+    doc: 'Heap of one parse thread in MiB (32–16384); a message whose parse needs more is kept raw and marked `unparsed`.',
+  }),
+  dmarcReporterHourlyMax: variable({
+    env: 'DMARC_REPORTER_HOURLY_MAX',
+    section: 'inbound',
+    default: 30,
+    read: (env, name, d) => positive(env, name, d, true),
+    doc: "DMARC aggregate reports read per reporting domain (the envelope sender's) and organization in an hour; the rest are kept raw and skipped (`DMARC_REPORT_RATE_LIMITED`).",
+  }),
+  mxMaxClients: variable({
+    env: 'MX_MAX_CLIENTS',
+    section: 'inbound',
+    default: 1000,
+    read: (env, name, d) => positive(env, name, d, true),
+    doc: "Most SMTP sessions one `mx` process holds at once; a server beyond them is answered `421` and disconnected (sending servers retry). Keep it under the process's file descriptor limit (`ulimit -n`).",
+  }),
+  mxMaxRecipients: variable({
+    env: 'MX_MAX_RECIPIENTS',
+    section: 'inbound',
+    default: 100,
+    read: (env, name, d) => atLeast(env, name, d, 100),
+    doc: 'Most recipients the MX accepts in one transaction (at least 100, the least RFC 5321 allows); each further `RCPT` is answered `452 4.5.3`, and the sending server sends those in another transaction.',
+  }),
+  inboundSecret: variable({
+    env: 'INBOUND_SECRET',
+    section: 'inbound',
+    shown: 'none',
+    read: (env, name) => optional(env, name, /^.{24,}$/s, 'must be at least 24 characters'),
+    doc: 'Bearer secret of the HTTP intake `POST /api/v1/inbound/raw` (24+ characters); unset, the intake answers 401.',
+  }),
+  rspamdUrl: variable({
+    env: 'RSPAMD_URL',
+    section: 'inbound',
+    shown: 'none',
+    read: (env, name) => url(env, name, null, ['http:', 'https:']),
+    doc: "rspamd's HTTP address (`http://127.0.0.1:11333`): each received message is scored there (`/checkv2`) and `email.received` carries `spam` ([spam scoring](inbound.md#spam-scoring)); unset: no scoring.",
+  }),
+  systemFrom: variable({
+    env: 'SYSTEM_FROM',
+    section: 'operations',
+    shown: 'none',
+    read: (env, name) =>
+      optional(
+        env,
+        name,
+        /^(?:[^<>\r\n]*<[^<>@\s]+@[^<>@\s]+>|[^<>@\s]+@[^<>@\s]+)$/,
+        'must be an address or "Name <address>"',
+        { trim: true, quote: true },
+      ),
+    doc: "Sender of the emails Tern sends an organization's admins about its organization events (`organization.paused`, `webhook.disabled`, …): an address or `Name <address>`. The email is sent through the organization's own domain, so the address's domain must be a verified domain of that organization; when it is unset, or the domain is not one of the organization's verified domains, no email is sent (the webhooks still fire) and the worker logs `ORG_EVENT_MAIL_NO_SENDER` or `ORG_EVENT_MAIL_SENDER_UNVERIFIED`.",
+  }),
+  retentionPurgeSeconds: variable({
+    env: 'RETENTION_PURGE_SECONDS',
+    section: 'operations',
+    default: 300,
+    read: (env, name, d) => positive(env, name, d),
+    doc: "Interval of the retention purge (content older than each organization's `retention.content_days`, events and webhook deliveries older than `retention.events_days`).",
+  }),
+  retentionBatchSize: variable({
+    env: 'RETENTION_BATCH_SIZE',
+    section: 'operations',
+    default: 500,
+    read: (env, name, d) => positive(env, name, d, true),
+    doc: "Rows one purge statement handles; small batches keep each statement's locks and I/O short.",
+  }),
+  retentionBudgetSeconds: variable({
+    env: 'RETENTION_BUDGET_SECONDS',
+    section: 'operations',
+    default: 10,
+    read: (env, name, d) => positive(env, name, d),
+    doc: 'Longest one purge run works; what is left waits for the next run.',
+  }),
+  retentionPauseMs: variable({
+    env: 'RETENTION_PAUSE_MS',
+    section: 'operations',
+    default: 20,
+    read: (env, name, d) => nonNegative(env, name, d),
+    doc: 'Pause between two purge batches (0: none), leaving Postgres to the sending path.',
+  }),
+  domainRecheckHours: variable({
+    env: 'DOMAIN_RECHECK_HOURS',
+    section: 'operations',
+    default: 6,
+    read: (env, name, d) => nonNegativeNumber(env, name, d),
+    doc: 'How often the worker looks up again the DNS records of each verified or failed domain ([Re-checks](api/domains.md#re-checks)); fractions allowed, `0` turns the re-checks off. A domain that stops verifying fires `domain.failed`.',
+  }),
+  rblZones: variable({
+    env: 'RBL_ZONES',
+    section: 'operations',
+    shown: 'none',
+    read: (env, name) => zoneList(env, name),
+    doc: "DNS blocklists the sending addresses (every IP-pool address and the host's public addresses) are looked up in, comma-separated, e.g. `zen.spamhaus.org,bl.spamcop.net` ([Reputation watch](operations.md#reputation-watch)); empty: addresses are not watched.",
+  }),
+  dblZones: variable({
+    env: 'DBL_ZONES',
+    section: 'operations',
+    shown: 'none',
+    read: (env, name) => zoneList(env, name),
+    doc: 'Domain blocklists each verified domain is looked up in, comma-separated, e.g. `dbl.spamhaus.org`; empty: domains are not watched.',
+  }),
+  rblCheckMinutes: variable({
+    env: 'RBL_CHECK_MINUTES',
+    section: 'operations',
+    default: 30,
+    read: (env, name, d) => positive(env, name, d),
+    doc: 'Minutes between two reputation checks (one worker process checks at a time); fractions allowed. The look-ups go through `DNS_SERVERS` when set.',
+  }),
+};
+
+type Variables = typeof VARIABLES;
+/** The configuration of a Procfile process (web, worker, relay, mx): SECRET_KEY is required. */
+export type Config = { [K in keyof Variables]: ReturnType<Variables[K]['read']> };
+/**
+ * The configuration without the install secret: what `tern` commands (none signs a token) and the
+ * `npm start` launcher (which generates the secret) read. Every Procfile process reads `Config`.
+ */
+export type ToolConfig = Omit<Config, 'secretKey'>;
+
+/** Every environment variable loadConfig reads. */
+export const CONFIG_VARIABLES: readonly string[] = Object.values(VARIABLES).map((v) => v.env);
+
+function readAll(env: Env): Config {
+  const out: Record<string, unknown> = {};
+  for (const [key, v] of Object.entries(VARIABLES) as [string, Variable<unknown, unknown>][]) {
+    out[key] = v.read(env, v.env, v.default);
+  }
+  return out as Config;
+}
+
 /**
  * The configuration of a Procfile process (web, worker, relay, mx): SECRET_KEY is required whatever
  * NODE_ENV says, as nothing else stops a forged VERP bounce or unsubscribe link (DESIGN §12).
  */
 export function loadConfig(env: Env = process.env): Config {
-  const config = loadToolConfig(env);
-  const secretKey = str(env, 'SECRET_KEY', '');
-  if (secretKey === '') {
+  const config = readAll(env);
+  if (config.secretKey === '') {
     throw new ConfigError(
       'SECRET_KEY',
       `is required: ${MIN_SECRET_LENGTH} or more random characters (openssl rand -base64 48), the same in every process`,
     );
   }
-  return { ...config, secretKey };
+  return config;
 }
 
 /** Every setting but the install secret (SECRET_KEY is checked when set, not required). */
 export function loadToolConfig(env: Env = process.env): ToolConfig {
-  const brand = str(env, 'BRAND', 'tern');
-  if (!/^[a-z][a-z0-9]{1,15}$/.test(brand)) {
-    throw new ConfigError('BRAND', `must be 2-16 lower-case letters or digits, got "${brand}"`);
-  }
-  const logLevel = str(env, 'LOG_LEVEL', 'info');
-  if (!LOG_LEVELS.includes(logLevel)) {
-    throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
-  }
-  const httpPort = port(env, 'PORT', 3000);
-  const queues = str(env, 'WORKER_QUEUES', '');
-  const prefix = str(env, 'REDIS_PREFIX', brand);
-  if (!/^[A-Za-z0-9_.:-]{1,64}$/.test(prefix)) {
-    throw new ConfigError('REDIS_PREFIX', `must be 1-64 of A-Z a-z 0-9 _ . : -, got "${prefix}"`);
-  }
-  const bodyLimit = str(env, 'BODY_LIMIT_BYTES', String(1024 * 1024));
-  if (!/^\d+$/.test(bodyLimit) || Number(bodyLimit) < 1024) {
-    throw new ConfigError('BODY_LIMIT_BYTES', `must be an integer ≥ 1024, got "${bodyLimit}"`);
-  }
-  const secretKey = str(env, 'SECRET_KEY', '');
-  if (secretKey !== '' && secretKey.length < MIN_SECRET_LENGTH) {
-    throw new ConfigError('SECRET_KEY', `must be at least ${MIN_SECRET_LENGTH} characters`);
-  }
-  const secretKeyPrevious = str(env, 'SECRET_KEY_PREVIOUS', '');
-  if (secretKeyPrevious !== '' && secretKeyPrevious.length < MIN_SECRET_LENGTH) {
-    throw new ConfigError('SECRET_KEY_PREVIOUS', `must be at least ${MIN_SECRET_LENGTH} characters`);
-  }
-  const relayTlsCert = str(env, 'RELAY_TLS_CERT', '') || null;
-  const relayTlsKey = str(env, 'RELAY_TLS_KEY', '') || null;
-  if ((relayTlsCert === null) !== (relayTlsKey === null)) {
-    throw new ConfigError(
-      relayTlsCert ? 'RELAY_TLS_KEY' : 'RELAY_TLS_CERT',
-      'RELAY_TLS_CERT and RELAY_TLS_KEY go together',
-    );
-  }
-  const mxTlsCert = str(env, 'MX_TLS_CERT', '') || null;
-  const mxTlsKey = str(env, 'MX_TLS_KEY', '') || null;
-  if ((mxTlsCert === null) !== (mxTlsKey === null)) {
-    throw new ConfigError(mxTlsCert ? 'MX_TLS_KEY' : 'MX_TLS_CERT', 'MX_TLS_CERT and MX_TLS_KEY go together');
-  }
-  const baseUrl = (url(env, 'BASE_URL', `http://localhost:${httpPort}`, ['http:', 'https:']) ?? '').replace(/\/+$/, '');
-  const mxHost = str(env, 'MX_HOST', new URL(baseUrl).hostname);
-  if (!/^[A-Za-z0-9.-]{1,253}$/.test(mxHost)) {
-    throw new ConfigError('MX_HOST', `must be a host name, got "${mxHost}"`);
-  }
-  const inboundMax = str(env, 'INBOUND_MAX_BYTES', String(30 * 1024 * 1024));
-  if (!/^\d+$/.test(inboundMax) || Number(inboundMax) < 1024) {
-    throw new ConfigError('INBOUND_MAX_BYTES', `must be an integer ≥ 1024, got "${inboundMax}"`);
-  }
-  const inboundSecret = str(env, 'INBOUND_SECRET', '');
-  if (inboundSecret !== '' && inboundSecret.length < 24) {
-    throw new ConfigError('INBOUND_SECRET', 'must be at least 24 characters');
-  }
-  const prometheusToken = str(env, 'PROMETHEUS_TOKEN', '');
-  if (prometheusToken !== '' && !/^[\x21-\x7e]{16,}$/.test(prometheusToken)) {
-    throw new ConfigError('PROMETHEUS_TOKEN', 'must be 16 or more printable characters without spaces');
-  }
-  const systemFrom = str(env, 'SYSTEM_FROM', '').trim();
-  if (systemFrom !== '' && !/^(?:[^<>\r\n]*<[^<>@\s]+@[^<>@\s]+>|[^<>@\s]+@[^<>@\s]+)$/.test(systemFrom)) {
-    throw new ConfigError('SYSTEM_FROM', `must be an address or "Name <address>", got "${systemFrom}"`);
-  }
-  return {
-    databaseUrl: databaseUrl(env, 'DATABASE_URL', 'postgres://postgres@127.0.0.1:5432/tern'),
-    databasePoolMax: positive(env, 'DATABASE_POOL_MAX', 10, true),
-    databasePooler: oneOf(env, 'DATABASE_POOLER', DATABASE_POOLERS, 'none'),
-    redisUrl: redisUrl(env, 'REDIS_URL', 'redis://127.0.0.1:6379'),
-    redisPrefix: prefix,
-    port: httpPort,
-    baseUrl,
-    brand,
-    relayPort: port(env, 'RELAY_PORT', 2587),
-    mxPort: port(env, 'MX_PORT', 2525),
-    smtpSmarthost: url(env, 'SMTP_SMARTHOST', null, ['smtp:', 'smtps:']),
-    outboundPort: port(env, 'OUTBOUND_PORT', 25),
-    dnsServers: hostPortList(env, 'DNS_SERVERS'),
-    webhookAllowPrivate: bool(env, 'WEBHOOK_ALLOW_PRIVATE', false),
-    workerQueues: queues
-      ? queues
-          .split(',')
-          .map((q) => q.trim())
-          .filter(Boolean)
-      : null,
-    logLevel,
-    bodyLimitBytes: Number(bodyLimit),
-    trustProxy: bool(env, 'TRUST_PROXY', false),
-    mxHost,
-    heloName: str(env, 'HELO_NAME', mxHost),
-    deliveryMaxAgeHours: positive(env, 'DELIVERY_MAX_AGE_HOURS', 72),
-    deliveryRetrySeconds: secondsList(env, 'DELIVERY_RETRY_SECONDS', [60, 300, 900, 1800, 3600, 7200, 14400]),
-    webhookRetrySeconds: secondsList(env, 'WEBHOOK_RETRY_SECONDS', [5, 300, 1800, 7200, 18000, 36000, 36000]),
-    deliveryPauseRecheckSeconds: positive(env, 'DELIVERY_PAUSE_RECHECK_SECONDS', 60),
-    outboundConnectionsPerHost: positive(env, 'OUTBOUND_CONNECTIONS_PER_HOST', 5, true),
-    deliveryConcurrency: positive(env, 'DELIVERY_CONCURRENCY', 50, true),
-    broadcastMaxShare: share(env, 'BROADCAST_MAX_SHARE', 0.5),
-    broadcastQueueMax: nonNegative(env, 'BROADCAST_QUEUE_MAX', 2000),
-    deliverySweepSeconds: positive(env, 'DELIVERY_SWEEP_SECONDS', 15),
-    deliverySweepGraceSeconds: positive(env, 'DELIVERY_SWEEP_GRACE_SECONDS', 15),
-    deliveryJournalDir: str(env, 'DELIVERY_JOURNAL_DIR', defaultJournalDir(env, brand)),
-    inboundMaxBytes: Number(inboundMax),
-    inboundSecret: inboundSecret || null,
-    inboundParseMaxParts: between(env, 'INBOUND_PARSE_MAX_PARTS', 500, 1, 900),
-    inboundParseMaxDepth: between(env, 'INBOUND_PARSE_MAX_DEPTH', 50, 1, 100),
-    inboundParseSeconds: positive(env, 'INBOUND_PARSE_SECONDS', 10),
-    inboundParseMemoryMb: between(env, 'INBOUND_PARSE_MEMORY_MB', 256, 32, 16384),
-    dmarcReporterHourlyMax: positive(env, 'DMARC_REPORTER_HOURLY_MAX', 30, true),
-    relayMaxBytes: positive(env, 'RELAY_MAX_BYTES', 40 * 1024 * 1024, true),
-    relayTlsCert,
-    relayTlsKey,
-    mxTlsCert,
-    mxTlsKey,
-    relayTlsPort: env.RELAY_TLS_PORT ? port(env, 'RELAY_TLS_PORT', 0) : null,
-    relayAllowInsecureAuth: bool(env, 'RELAY_ALLOW_INSECURE_AUTH', false),
-    secretKeyPrevious: secretKeyPrevious || null,
-    relayMaxClients: positive(env, 'RELAY_MAX_CLIENTS', 1000, true),
-    mxMaxClients: positive(env, 'MX_MAX_CLIENTS', 1000, true),
-    mxMaxRecipients: atLeast(env, 'MX_MAX_RECIPIENTS', 100, 100),
-    prometheusToken: prometheusToken || null,
-    prometheusPublic: bool(env, 'PROMETHEUS_PUBLIC', false),
-    storeConfirmSeconds: positive(env, 'STORE_CONFIRM_SECONDS', 15),
-    contactBulkConcurrency: positive(env, 'CONTACT_BULK_CONCURRENCY', 1, true),
-    contactBulkSweepSeconds: positive(env, 'CONTACT_BULK_SWEEP_SECONDS', 30),
-    systemFrom: systemFrom || null,
-    retentionPurgeSeconds: positive(env, 'RETENTION_PURGE_SECONDS', 300),
-    retentionBatchSize: positive(env, 'RETENTION_BATCH_SIZE', 500, true),
-    retentionBudgetSeconds: positive(env, 'RETENTION_BUDGET_SECONDS', 10),
-    retentionPauseMs: nonNegative(env, 'RETENTION_PAUSE_MS', 20),
-    domainRecheckHours: nonNegativeNumber(env, 'DOMAIN_RECHECK_HOURS', 6),
-    rblZones: zoneList(env, 'RBL_ZONES'),
-    dblZones: zoneList(env, 'DBL_ZONES'),
-    rblCheckMinutes: positive(env, 'RBL_CHECK_MINUTES', 30),
-    rspamdUrl: url(env, 'RSPAMD_URL', null, ['http:', 'https:']),
-  };
+  const { secretKey: _secret, ...config } = readAll(env);
+  return config;
 }
 
 /**
- * Every environment variable loadConfig reads (docs/configuration.md lists each one; a unit test
- * checks both the reads and the page against this list).
+ * Variables documented beside the others but read elsewhere (by `npm start` and the `tern` CLI,
+ * api/cli/data-dir.ts), with their row of docs/configuration.md.
  */
-export const CONFIG_VARIABLES = [
-  'BASE_URL',
-  'BODY_LIMIT_BYTES',
-  'BRAND',
-  'BROADCAST_MAX_SHARE',
-  'BROADCAST_QUEUE_MAX',
-  'CONTACT_BULK_CONCURRENCY',
-  'CONTACT_BULK_SWEEP_SECONDS',
-  'DATABASE_POOL_MAX',
-  'DATABASE_POOLER',
-  'DATABASE_URL',
-  'DBL_ZONES',
-  'DELIVERY_CONCURRENCY',
-  'DELIVERY_JOURNAL_DIR',
-  'DELIVERY_MAX_AGE_HOURS',
-  'DELIVERY_PAUSE_RECHECK_SECONDS',
-  'DELIVERY_RETRY_SECONDS',
-  'DELIVERY_SWEEP_GRACE_SECONDS',
-  'DELIVERY_SWEEP_SECONDS',
-  'DMARC_REPORTER_HOURLY_MAX',
-  'DNS_SERVERS',
-  'DOMAIN_RECHECK_HOURS',
-  'HELO_NAME',
-  'INBOUND_MAX_BYTES',
-  'INBOUND_PARSE_MAX_DEPTH',
-  'INBOUND_PARSE_MAX_PARTS',
-  'INBOUND_PARSE_MEMORY_MB',
-  'INBOUND_PARSE_SECONDS',
-  'INBOUND_SECRET',
-  'LOG_LEVEL',
-  'MX_HOST',
-  'MX_MAX_CLIENTS',
-  'MX_MAX_RECIPIENTS',
-  'MX_PORT',
-  'MX_TLS_CERT',
-  'MX_TLS_KEY',
-  'OUTBOUND_CONNECTIONS_PER_HOST',
-  'OUTBOUND_PORT',
-  'PORT',
-  'PROMETHEUS_PUBLIC',
-  'PROMETHEUS_TOKEN',
-  'RBL_CHECK_MINUTES',
-  'RBL_ZONES',
-  'REDIS_PREFIX',
-  'REDIS_URL',
-  'RELAY_ALLOW_INSECURE_AUTH',
-  'RELAY_MAX_BYTES',
-  'RELAY_MAX_CLIENTS',
-  'RELAY_PORT',
-  'RELAY_TLS_CERT',
-  'RELAY_TLS_KEY',
-  'RELAY_TLS_PORT',
-  'RETENTION_BATCH_SIZE',
-  'RETENTION_BUDGET_SECONDS',
-  'RETENTION_PAUSE_MS',
-  'RETENTION_PURGE_SECONDS',
-  'RSPAMD_URL',
-  'SECRET_KEY',
-  'SECRET_KEY_PREVIOUS',
-  'SMTP_SMARTHOST',
-  'STORE_CONFIRM_SECONDS',
-  'SYSTEM_FROM',
-  'TRUST_PROXY',
-  'WEBHOOK_ALLOW_PRIVATE',
-  'WEBHOOK_RETRY_SECONDS',
-  'WORKER_QUEUES',
-] as const;
+const OTHER_VARIABLES: { env: string; section: Section; shown: string; doc: string }[] = [
+  {
+    env: 'TERN_DATA_DIR',
+    section: 'services',
+    shown: '`.data` in the checkout',
+    doc: '`npm start` and the `tern` CLI only: where the launcher keeps the embedded Postgres and Redis data, the generated `SECRET_KEY` and the `env` file the CLI reads. The Procfile processes do not read it.',
+  },
+];
+
+function shownDefault(d: unknown): string {
+  return `\`${Array.isArray(d) ? d.join(',') : String(d)}\``;
+}
+
+/** The tables of docs/configuration.md, one markdown table per section, from VARIABLES. */
+export function configTables(): Record<Section, string> {
+  const rows: Record<Section, string[]> = { services: [], delivery: [], relay: [], inbound: [], operations: [] };
+  const all = [...(Object.values(VARIABLES) as Variable<unknown, unknown>[]), ...OTHER_VARIABLES];
+  all.forEach((v, i) => {
+    if ('sameRow' in v && v.sameRow) return;
+    const next = all[i + 1];
+    const names = next && 'sameRow' in next && next.sameRow ? [v.env, next.env] : [v.env];
+    const shown = v.shown ?? shownDefault('default' in v ? v.default : undefined);
+    rows[v.section].push(`| ${names.map((n) => `\`${n}\``).join(', ')} | ${shown} | ${v.doc ?? ''} |`);
+  });
+  const head = '| Variable | Default | Meaning |\n|---|---|---|\n';
+  return Object.fromEntries(Object.entries(rows).map(([s, r]) => [s, head + r.join('\n')])) as Record<Section, string>;
+}
