@@ -50,6 +50,12 @@ export const AUDIT_ACTIONS: Record<string, AuditAction> = {
   'POST /segments': { action: 'segment.created', target: 'segment' },
   'PATCH /segments/:id': { action: 'segment.updated', target: 'segment' },
   'DELETE /segments/:id': { action: 'segment.deleted', target: 'segment' },
+  // A contact taken out of a static segment: the segment changed.
+  'DELETE /contacts/:id/segments/:segment_id': {
+    action: 'segment.contact_removed',
+    target: 'segment',
+    param: 'segment_id',
+  },
   'DELETE /broadcasts/:id': { action: 'broadcast.deleted', target: 'broadcast' },
   'POST /broadcasts/:id/cancel': { action: 'broadcast.canceled', target: 'broadcast' },
   'POST /automations': { action: 'automation.created', target: 'automation' },

@@ -7,8 +7,9 @@ import { ROUTES, routeId } from '../../shared/permissions.js';
 describe('audit table', () => {
   it('names an action for every non-GET route of tier FULL or ADMIN, and only for known routes', () => {
     const ids = new Set(ROUTES.map(routeId));
+    // An alias (Resend's path) records its route's action, as the audit middleware looks it up.
     const missing = ROUTES.filter((r) => r.method !== 'GET' && (r.tier === 'FULL' || r.tier === 'ADMIN'))
-      .map(routeId)
+      .map((r) => r.aliasOf ?? routeId(r))
       .filter((id) => !AUDIT_ACTIONS[id]);
     expect(missing, 'routes without an audit action').to.deep.equal([]);
     for (const id of Object.keys(AUDIT_ACTIONS)) expect(ids.has(id), id).to.equal(true);
