@@ -7,6 +7,7 @@ import { auditTrail } from './middleware/audit.js';
 import { authorize } from './middleware/authorize.js';
 import { jsonBody } from './middleware/body.js';
 import { idempotency } from './middleware/idempotency.js';
+import { requestLog } from './middleware/request-log.js';
 import { INTAKE_PATH, inboundIntake } from './routes/inbound-intake.js';
 import { apiIndexRoute, openApiRoute } from './openapi/serve.js';
 import type { Area, Middleware, Route } from './router.js';
@@ -34,7 +35,8 @@ export function apiArea(handlers: Handlers, defaultBodyLimit: number): Area {
     const handler = handlers[rule.aliasOf ?? id];
     if (!handler) throw new Error(`permission table row "${id}" has no handler`);
     unused.delete(rule.aliasOf ?? id);
-    const run: Middleware[] = [authorize(rule)];
+    // The request log's own reads are not logged (each would hold the lines it read).
+    const run: Middleware[] = rule.path.startsWith('/logs') ? [authorize(rule)] : [requestLog, authorize(rule)];
     if (rule.path.includes(':')) run.push(checkParams);
     // A GET (or HEAD) has no body to read; an upload's handler streams its own.
     if (rule.method !== 'GET' && !rule.upload) run.push(jsonBody(rule.bodyLimit ?? defaultBodyLimit));

@@ -43,6 +43,7 @@ export const ID_PREFIXES = [
   'imp',
   'exp',
   'req',
+  'log',
   'ipp',
   'aud',
 ] as const;

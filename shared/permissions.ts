@@ -140,6 +140,10 @@ const ROWS: Row[] = [
   // metrics
   ['GET', '/metrics', 'ANY', 'any', 'scoped'],
 
+  // the request log (org-wide: every domain's requests, so a domain-restricted key is refused)
+  ['GET', '/logs', 'FULL', 'any', 'deny'],
+  ['GET', '/logs/:id', 'FULL', 'any', 'deny'],
+
   // inbound (POST /inbound/raw is not here: it takes the install's INBOUND_SECRET, not an API key)
   ['GET', '/inbound', 'SEND', 'any', 'scoped'],
   ['GET', '/inbound/:id', 'SEND', 'any', 'scoped'],
@@ -254,6 +258,7 @@ const SCHEMAS: Record<string, Pick<RouteRule, 'body' | 'query' | 'upload'>> = {
   'GET /webhooks/:id/deliveries': { query: 'ListWebhookDeliveriesQuery' },
   'POST /webhooks/:id/test': { body: 'TestWebhook' },
   'GET /metrics': { query: 'MetricsQuery' },
+  'GET /logs': { query: 'ListLogsQuery' },
   'GET /inbound': { query: 'ListInboundQuery' },
   'POST /contacts': { body: 'UpsertContact' },
   'GET /contacts': { query: 'ListContactsQuery' },

@@ -615,6 +615,7 @@ CREATE TABLE public.organizations (
     updated_at timestamp with time zone DEFAULT now() NOT NULL,
     retention_content_days integer DEFAULT 30 NOT NULL,
     retention_events_days integer DEFAULT 90 NOT NULL,
+    retention_request_log_days integer DEFAULT 30 NOT NULL,
     require_admin_totp boolean DEFAULT false NOT NULL,
     CONSTRAINT organizations_daily_cap_check CHECK (((daily_cap IS NULL) OR (daily_cap >= 0))),
     CONSTRAINT organizations_rate_limit_burst_check CHECK (((rate_limit_burst >= 1) AND (rate_limit_burst <= 100000))),
@@ -640,6 +641,25 @@ CREATE TABLE public.rbl_schedule (
     id boolean DEFAULT true NOT NULL,
     next_at timestamp with time zone DEFAULT now() NOT NULL,
     CONSTRAINT rbl_schedule_id_check CHECK (id)
+);
+
+CREATE TABLE public.request_logs (
+    id text NOT NULL,
+    org_id text NOT NULL,
+    key_id text,
+    mode text NOT NULL,
+    request_id text NOT NULL,
+    method text NOT NULL,
+    path text NOT NULL,
+    route text NOT NULL,
+    query text DEFAULT ''::text NOT NULL,
+    status integer NOT NULL,
+    ip text,
+    user_agent text,
+    duration_ms integer NOT NULL,
+    request_body jsonb,
+    response_body jsonb,
+    created_at timestamp with time zone DEFAULT now() NOT NULL
 );
 
 CREATE TABLE public.segment_members (
@@ -902,6 +922,9 @@ ALTER TABLE ONLY public.rbl_checks
 ALTER TABLE ONLY public.rbl_schedule
     ADD CONSTRAINT rbl_schedule_pkey PRIMARY KEY (id);
 
+ALTER TABLE ONLY public.request_logs
+    ADD CONSTRAINT request_logs_pkey PRIMARY KEY (id);
+
 ALTER TABLE ONLY public.segment_members
     ADD CONSTRAINT segment_members_pkey PRIMARY KEY (segment_id, contact_id);
 
@@ -1101,6 +1124,10 @@ CREATE INDEX ip_pool_assignments_pool_idx ON public.ip_pool_assignments USING bt
 
 CREATE UNIQUE INDEX ip_pool_assignments_stream_key ON public.ip_pool_assignments USING btree (stream) WHERE (stream IS NOT NULL);
 
+CREATE INDEX request_logs_org_created_idx ON public.request_logs USING btree (org_id, created_at);
+
+CREATE INDEX request_logs_org_id_idx ON public.request_logs USING btree (org_id, mode, id DESC);
+
 CREATE INDEX segment_members_contact_idx ON public.segment_members USING btree (contact_id);
 
 CREATE INDEX segments_org_idx ON public.segments USING btree (org_id, id DESC);
@@ -1287,6 +1314,9 @@ ALTER TABLE ONLY public.ip_pool_assignments
 
 ALTER TABLE ONLY public.ip_pool_assignments
     ADD CONSTRAINT ip_pool_assignments_pool_id_fkey FOREIGN KEY (pool_id) REFERENCES public.ip_pools(id) ON DELETE CASCADE;
+
+ALTER TABLE ONLY public.request_logs
+    ADD CONSTRAINT request_logs_org_id_fkey FOREIGN KEY (org_id) REFERENCES public.organizations(id) ON DELETE CASCADE;
 
 ALTER TABLE ONLY public.segment_members
     ADD CONSTRAINT segment_members_contact_id_fkey FOREIGN KEY (contact_id) REFERENCES public.contacts(id) ON DELETE CASCADE;

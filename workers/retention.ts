@@ -10,6 +10,7 @@ import {
   purgeEmailContent,
   purgeEvents,
   purgeInboundContent,
+  purgeRequestLogs,
   purgeWebhookDeliveries,
   type RetentionOrg,
 } from '../shared/db/retention.js';
@@ -31,6 +32,7 @@ export interface PurgeCounts {
   inbound: number;
   events: number;
   webhookDeliveries: number;
+  requestLogs: number;
   /** False when the budget ran out before everything expired was purged. */
   complete: boolean;
 }
@@ -43,6 +45,7 @@ const STEPS: (Step & { run: PurgeFn })[] = [
   { name: 'inbound', days: (o) => o.content_days, run: purgeInboundContent },
   { name: 'events', days: (o) => o.events_days, run: purgeEvents },
   { name: 'webhookDeliveries', days: (o) => o.events_days, run: purgeWebhookDeliveries },
+  { name: 'requestLogs', days: (o) => o.request_log_days, run: purgeRequestLogs },
 ];
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -52,7 +55,14 @@ export async function purgeExpired(deps: WorkerDeps, orgId?: string, opts: Purge
   const batch = opts.batchSize ?? deps.config.retentionBatchSize;
   const deadline = Date.now() + (opts.budgetMs ?? deps.config.retentionBudgetSeconds * 1000);
   const pause = opts.pauseMs ?? deps.config.retentionPauseMs;
-  const counts: PurgeCounts = { emails: 0, inbound: 0, events: 0, webhookDeliveries: 0, complete: true };
+  const counts: PurgeCounts = {
+    emails: 0,
+    inbound: 0,
+    events: 0,
+    webhookDeliveries: 0,
+    requestLogs: 0,
+    complete: true,
+  };
   const orgs = (await listRetentionOrgs(deps.sql)).filter((o) => !orgId || o.id === orgId);
   for (const org of orgs) {
     for (const step of STEPS) {

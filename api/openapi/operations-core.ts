@@ -225,6 +225,18 @@ export const coreOperations: OperationDocs = {
     errors: ['forbidden_domain', 'unknown_domain'],
   },
 
+  'GET /logs': {
+    summary: 'List the API requests of the organization',
+    description:
+      'Newest first, of the caller’s mode (live keys see live requests, test keys test ones), without bodies; filters: `status`, `path` (a prefix), `key_id`, `since`, `until`. Kept `retention.request_log_days` (default 30).',
+    response: 'RequestLogList',
+  },
+  'GET /logs/:id': {
+    summary: 'Get one API request',
+    description:
+      'With its request and response bodies, secrets removed (tokens, passwords, keys, signing secrets, attachment content).',
+    response: 'RequestLog',
+  },
   'GET /inbound': { summary: 'List received messages', response: 'InboundList' },
   'GET /inbound/:id': { summary: 'Get a received message', response: 'Inbound' },
   'GET /inbound/:id/attachments': {

@@ -5,27 +5,13 @@
 // it. A broadcast to either kind reaches its members. Closed to domain-restricted keys, as a
 // contact's subscriptions are: both decide what the contact receives.
 import type { AuthContext } from '../../shared/auth.js';
-import type { Db } from '../../shared/db/pool.js';
-import {
-  findSegment,
-  listSegments,
-  segmentsHolding,
-  setSegmentMember,
-  type SegmentRow,
-} from '../../shared/db/segments.js';
-import { notFound } from '../../shared/errors.js';
+import { listSegments, segmentsHolding, setSegmentMember } from '../../shared/db/segments.js';
 import type { SegmentListQuery } from '../schemas/segments.js';
 import type { ApiContext, Handlers } from '../types.js';
 import { listEnvelope } from '../validate.js';
 import { contactOr404 } from './contacts-render.js';
-import { renderSegment } from './segments.js';
+import { renderSegment, segmentOr404 } from './segments.js';
 import { routeQuery } from '../route-schemas.js';
-
-async function segmentOr404(db: Db, auth: AuthContext, id: string): Promise<SegmentRow> {
-  const segment = await findSegment(db, auth.org.id, id);
-  if (!segment) throw notFound('Segment');
-  return segment;
-}
 
 async function setMembership(ctx: ApiContext & { state: { auth: AuthContext } }, included: boolean) {
   const { sql } = ctx.deps;

@@ -13,6 +13,7 @@ import { emailHandlers } from './emails.js';
 import { eventHandlers } from './events.js';
 import { inboundHandlers } from './inbound.js';
 import { keyHandlers } from './keys.js';
+import { logHandlers } from './logs.js';
 import { metricsHandlers } from './metrics.js';
 import { organizationHandlers } from './organization.js';
 import { segmentHandlers } from './segments.js';
@@ -28,6 +29,7 @@ export const allHandlers: Handlers = {
   ...emailHandlers,
   ...inboundHandlers,
   ...metricsHandlers,
+  ...logHandlers,
   ...organizationHandlers,
   ...auditLogHandlers,
   ...suppressionHandlers,

@@ -25,7 +25,11 @@ export function renderOrganization(o: OrgRow) {
     rate_limit: { requests_per_second: o.rate_limit_per_second, burst: o.rate_limit_burst },
     daily_cap: o.daily_cap,
     alert_rules: o.alert_rules,
-    retention: { content_days: o.retention_content_days, events_days: o.retention_events_days },
+    retention: {
+      content_days: o.retention_content_days,
+      events_days: o.retention_events_days,
+      request_log_days: o.retention_request_log_days,
+    },
     created_at: o.created_at.toISOString(),
     updated_at: o.updated_at.toISOString(),
   };
@@ -67,6 +71,7 @@ function toColumns(current: OrgRow, body: UpdateOrganizationBody): OrgSettingsPa
     alert_rules: body.alert_rules,
     retention_content_days: body.retention?.content_days,
     retention_events_days: body.retention?.events_days,
+    retention_request_log_days: body.retention?.request_log_days,
   };
 }
 

@@ -49,7 +49,7 @@ async function checkSegmentFilter(db: Db, auth: AuthContext, filter: SegmentFilt
   await checkOwnTopics(db, auth.org.id, new Map(named.map((id) => [id, topicPath(filter, id) ?? 'body.filter'])));
 }
 
-async function segmentOr404(db: Db, auth: AuthContext, id: string): Promise<SegmentRow> {
+export async function segmentOr404(db: Db, auth: AuthContext, id: string): Promise<SegmentRow> {
   const segment = await findSegment(db, auth.org.id, id);
   if (!segment) throw notFound('Segment');
   return segment;

@@ -10,7 +10,7 @@ export interface UpdateOrganizationBody {
   rate_limit?: { requests_per_second?: number; burst?: number };
   daily_cap?: number | null;
   alert_rules?: AlertRule[];
-  retention?: { content_days?: number; events_days?: number };
+  retention?: { content_days?: number; events_days?: number; request_log_days?: number };
 }
 
 // Days a message's content and the event log are kept (docs/operations.md "Retention").
@@ -42,7 +42,7 @@ export const updateOrganizationSchema = {
     retention: {
       type: 'object',
       additionalProperties: false,
-      properties: { content_days: DAYS, events_days: DAYS },
+      properties: { content_days: DAYS, events_days: DAYS, request_log_days: DAYS },
     },
     alert_rules: {
       type: 'array',

@@ -38,6 +38,7 @@ import {
 } from './emails.js';
 import { postEventSchema } from './events.js';
 import { listInboundQuerySchema } from './inbound.js';
+import { listLogsQuerySchema } from './logs.js';
 import { createKeySchema, listKeysQuerySchema, rotateKeySchema } from './keys.js';
 import { metricsQuerySchema } from './metrics.js';
 import { listAuditLogQuerySchema, updateOrganizationSchema } from './organization.js';
@@ -122,6 +123,7 @@ export const QUERY_SCHEMAS: Record<string, object> = {
   ListWebhooksQuery: listWebhooksQuerySchema,
   ListWebhookDeliveriesQuery: listDeliveriesQuerySchema,
   MetricsQuery: metricsQuerySchema,
+  ListLogsQuery: listLogsQuerySchema,
   ListInboundQuery: listInboundQuerySchema,
   ListContactsQuery: listContactsQuerySchema,
   ContactImportQuery: contactImportQuerySchema,

@@ -29,6 +29,7 @@ export interface OrgRow {
   alert_rules: unknown[];
   retention_content_days: number;
   retention_events_days: number;
+  retention_request_log_days: number;
   created_at: Date;
   updated_at: Date;
 }
@@ -81,6 +82,7 @@ export interface OrgSettingsPatch {
   alert_rules?: unknown[];
   retention_content_days?: number | undefined;
   retention_events_days?: number | undefined;
+  retention_request_log_days?: number | undefined;
 }
 
 /** Locks the row for a read-modify-write of its settings (call inside a transaction). */

@@ -11,11 +11,13 @@ export interface RetentionOrg {
   id: string;
   content_days: number;
   events_days: number;
+  request_log_days: number;
 }
 
 export async function listRetentionOrgs(db: Db): Promise<RetentionOrg[]> {
   return await db<RetentionOrg[]>`
-    select id, retention_content_days as content_days, retention_events_days as events_days
+    select id, retention_content_days as content_days, retention_events_days as events_days,
+           retention_request_log_days as request_log_days
     from organizations order by id`;
 }
 
@@ -81,5 +83,18 @@ export async function purgeWebhookDeliveries(db: Db, orgId: string, days: number
       for update skip locked)
     delete from webhook_deliveries d using batch where d.id = batch.id
     returning d.id`;
+  return rows.length;
+}
+
+/** Deletes expired request log lines (GET /logs). */
+export async function purgeRequestLogs(db: Db, orgId: string, days: number, limit: number): Promise<number> {
+  const rows = await db`
+    with batch as (
+      select id from request_logs
+      where org_id = ${orgId} and created_at < ${cutoff(db, days)}
+      order by created_at limit ${limit}
+      for update skip locked)
+    delete from request_logs l using batch where l.id = batch.id
+    returning l.id`;
   return rows.length;
 }

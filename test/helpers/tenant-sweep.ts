@@ -193,6 +193,13 @@ const reads: Record<string, Entry> = {
   ],
   'GET /inbound': (v) => [own('/inbound'), own(`/inbound?after=${v.inbound}`)],
   'GET /inbound/:id': (v) => [nfBound(`/inbound/${v.inbound}`)],
+  // The caller's own lines repeat the victim's ids it sent, and the victim's own reads add lines:
+  // the sweep reads lines of requests that named no id and that no key of the sweep makes.
+  'GET /logs': (v) => [
+    own(`/logs?path=/api/v1/keys/me&key_id=${v.key}`),
+    own(`/logs?path=/api/v1/keys/me&key_id=${v.key}&after=${v.requestLog}`),
+  ],
+  'GET /logs/:id': (v) => [nf(`/logs/${v.requestLog}`)],
   'GET /inbound/:id/attachments': (v) => [nfBound(`/inbound/${v.inbound}/attachments`)],
   'GET /emails/receiving': (v) => [own('/emails/receiving'), own(`/emails/receiving?after=${v.inbound}`)],
   'GET /emails/receiving/:id': (v) => [nfBound(`/emails/receiving/${v.inbound}`)],

@@ -7,6 +7,7 @@ import { insertRuns } from '../../shared/db/automations.js';
 import { insertInbound, saveParsedInbound } from '../../shared/db/inbound.js';
 import { recordEvents } from '../../shared/events.js';
 import type { SeededOrg } from './seed.js';
+import { waitFor } from './wait.js';
 import type { TestApi } from './stack.js';
 
 export interface ResourceSet {
@@ -37,6 +38,8 @@ export interface ResourceSet {
   webhookSecret: string;
   delivery: string;
   inbound: string;
+  /** A line of the request log (GET /logs) of one of the requests above. */
+  requestLog: string;
   customEvent: string;
   contactImport: string;
   contactExport: string;
@@ -145,6 +148,12 @@ export async function buildResourceSet(api: TestApi, org: SeededOrg, domainName:
     },
   ]);
   const inbound = await seedReply(api, orgId, domain.id, domainName);
+  // Written once each answer went out (api/middleware/request-log.ts): wait for one.
+  const requestLog = await waitFor('a request log line', async () => {
+    const [row] = await sql<{ id: string }[]>`
+      select id from request_logs where org_id = ${orgId} and mode = 'live' order by id desc limit 1`;
+    return row?.id;
+  });
 
   return {
     orgId,
@@ -170,6 +179,7 @@ export async function buildResourceSet(api: TestApi, org: SeededOrg, domainName:
     webhookSecret: webhook.json.signing_secret as string,
     delivery: test.json.id!,
     inbound,
+    requestLog,
     customEvent: customEvent.json.id!,
     contactImport: contactImport.json.id as string,
     contactExport: contactExport.json.id!,

@@ -31,7 +31,7 @@ describe('organization API', () => {
       rate_limit: { requests_per_second: 10, burst: 20 },
       daily_cap: null,
       alert_rules: [],
-      retention: { content_days: 30, events_days: 90 },
+      retention: { content_days: 30, events_days: 90, request_log_days: 30 },
     });
   });
 

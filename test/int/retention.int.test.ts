@@ -87,7 +87,7 @@ describe('retention purge', function () {
   it('validates retention in PATCH /organization and shows it in GET /organization', async () => {
     const token = org.key.token;
     const got = await api.request('GET', '/organization', { token });
-    expect(got.json.retention).to.deep.equal({ content_days: 30, events_days: 90 });
+    expect(got.json.retention).to.deep.equal({ content_days: 30, events_days: 90, request_log_days: 30 });
     for (const bad of [{ content_days: 0 }, { events_days: 3651 }, { content_days: 'x' }, { other: 1 }]) {
       expectError(
         await api.request('PATCH', '/organization', { token, body: { retention: bad } }),
@@ -97,10 +97,10 @@ describe('retention purge', function () {
     }
     const res = await api.request('PATCH', '/organization', {
       token,
-      body: { retention: { content_days: 10, events_days: 20 } },
+      body: { retention: { content_days: 10, events_days: 20, request_log_days: 7 } },
     });
     expect(res.status, res.text).to.equal(200);
-    expect(res.json.retention).to.deep.equal({ content_days: 10, events_days: 20 });
+    expect(res.json.retention).to.deep.equal({ content_days: 10, events_days: 20, request_log_days: 7 });
   });
 
   it('purges expired content and logs, never a message in flight, and keeps the rollups', async () => {
@@ -127,7 +127,14 @@ describe('retention purge', function () {
     expect((await purgeExpired(deps, org.organization.id, { budgetMs: 0 })).complete).to.equal(false);
     expect(await exists('email_attachments', 'email_id', old)).to.equal(1);
     const counts = await purgeExpired(deps, org.organization.id, { batchSize: 1, pauseMs: 0 });
-    expect(counts).to.deep.equal({ emails: 2, inbound: 1, events: 1, webhookDeliveries: 1, complete: true });
+    expect(counts).to.deep.equal({
+      emails: 2,
+      inbound: 1,
+      events: 1,
+      webhookDeliveries: 1,
+      requestLogs: 0,
+      complete: true,
+    });
 
     for (const id of [old, oldToo]) {
       const [e] = await sql()<{ html: string | null; text: string | null; raw_mime: Buffer | null; purged: boolean }[]>`
@@ -171,7 +178,14 @@ describe('retention purge', function () {
 
     // A second run finds nothing left.
     const again = await purgeExpired(deps, org.organization.id, { pauseMs: 0 });
-    expect(again).to.deep.equal({ emails: 0, inbound: 0, events: 0, webhookDeliveries: 0, complete: true });
+    expect(again).to.deep.equal({
+      emails: 0,
+      inbound: 0,
+      events: 0,
+      webhookDeliveries: 0,
+      requestLogs: 0,
+      complete: true,
+    });
   });
 
   it('runs as a job of the retention queue', async () => {

@@ -23,6 +23,7 @@ const LISTED = [
   'AutomationRun',
   'Inbound',
   'InboundAttachment',
+  'RequestLog',
   'ContactImport',
   'ContactExport',
   'AuditEntry',
