@@ -178,6 +178,50 @@ describe('console management in a browser', function () {
     await context.close();
   });
 
+  it('adds, edits, unsubscribes and deletes a contact, the last two after a confirmation', async () => {
+    const context = await browser.context({ width: 390 });
+    const page = await signIn(context);
+    await page.goto(`${s.api.url}/console/contacts`);
+    await page.getByRole('link', { name: 'Add contact' }).click();
+    await page.getByLabel('Email address').fill('Ada@Example.test');
+    await page.getByLabel('First name').fill('Ada');
+    await page.getByRole('button', { name: 'Add contact' }).click();
+    await page.getByRole('heading', { level: 1, name: 'ada@example.test' }).waitFor();
+    await page.getByText('ada@example.test is added.').waitFor();
+    await check(page, 'contact-added', 390);
+    const row = async () =>
+      (
+        await s.api.deps.sql<
+          { id: string; first_name: string | null; last_name: string | null; unsubscribed: boolean }[]
+        >`
+          select id, first_name, last_name, unsubscribed from contacts where email = 'ada@example.test'`
+      )[0];
+    expect(await row()).to.deep.include({ first_name: 'Ada', last_name: null, unsubscribed: false });
+    // The API sees the same contact.
+    const api = await s.api.request('GET', `/contacts/${(await row())!.id}`, { token: s.org.key.token });
+    expect(api.json).to.deep.include({ email: 'ada@example.test', first_name: 'Ada' });
+
+    await page.getByRole('link', { name: 'Edit' }).click();
+    await page.getByLabel('Last name').fill('Lovelace');
+    await check(page, 'contact-edit', 390);
+    await page.getByRole('button', { name: 'Save contact' }).click();
+    await page.getByText('Contact saved.').waitFor();
+    expect(await row()).to.deep.include({ last_name: 'Lovelace' });
+
+    await page.getByRole('link', { name: 'Unsubscribe…' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Unsubscribe this contact?' }).waitFor();
+    expect((await row())!.unsubscribed).to.equal(false);
+    await page.getByRole('button', { name: 'Unsubscribe' }).click();
+    await page.getByText('ada@example.test is unsubscribed.').waitFor();
+    expect((await row())!.unsubscribed).to.equal(true);
+
+    await page.getByRole('link', { name: 'Delete…' }).click();
+    await page.getByRole('button', { name: 'Delete contact' }).click();
+    await page.getByText('ada@example.test is deleted.').waitFor();
+    expect(await row()).to.equal(undefined);
+    await context.close();
+  });
+
   it('passes axe on every management page at 1280 px and 390 px, light and dark', async () => {
     const pages: [string, string][] = [
       ['webhooks', '/console/webhooks'],
@@ -187,6 +231,7 @@ describe('console management in a browser', function () {
       ['domains', '/console/domains'],
       ['domain', `/console/domains/${s.org.domains['acme.test']!.id}`],
       ['queues', '/console/queues'],
+      ['contact-new', '/console/contacts/new'],
       ...content.pages,
     ];
     for (const width of [1280, 390]) {
