@@ -9,6 +9,7 @@ import type { ApiContext } from '../types.js';
 import { html, when, type Safe } from './html.js';
 import { show, type ConsoleRequest, type PageRule } from './respond.js';
 import { CONTACT_EDIT_PAGES, contactActions } from './contacts-edit.js';
+import { describeFilter, SEGMENT_EDIT_PAGES } from './segments-edit.js';
 import {
   badge,
   card,
@@ -171,8 +172,20 @@ async function segmentsPage(ctx: ApiContext, { session }: ConsoleRequest): Promi
         ),
         { label: 'Segments' },
       )
-    : card(emptyState('No segments yet.', html`Define one with <code>POST /api/v1/segments</code>.`));
-  show(ctx, session, { title: 'Segments', active: '/console/segments', body: list });
+    : card(
+        emptyState(
+          'No segments yet.',
+          html`${session.role === 'admin' ? html`<a href="/console/segments/new">Create one</a>, or define` : 'Define'}
+            one with <code>POST /api/v1/segments</code>.`,
+        ),
+      );
+  show(ctx, session, {
+    title: 'Segments',
+    active: '/console/segments',
+    actions:
+      session.role === 'admin' ? html`<a class="btn primary" href="/console/segments/new">New segment</a>` : undefined,
+    body: html`${doneBanner(queryString(ctx.query, 'done'))}${list}`,
+  });
 }
 
 async function segmentPage(ctx: ApiContext, { session }: ConsoleRequest): Promise<void> {
@@ -190,7 +203,18 @@ async function segmentPage(ctx: ApiContext, { session }: ConsoleRequest): Promis
     title: s.name,
     active: '/console/segments',
     lead: html`${count} contact${count === 1 ? '' : 's'} match now.`,
-    body: html`${card(html`<pre class="body" tabindex="0">${JSON.stringify(s.filter, null, 2)}</pre>`, { title: 'Filter' })}
+    actions:
+      session.role === 'admin'
+        ? html`<a class="btn danger" href="/console/segments/${s.id}/delete">Delete…</a>`
+        : undefined,
+    body: html`${doneBanner(queryString(ctx.query, 'done'))}${card(
+      html`<p data-filter-words>Contacts where ${describeFilter(s.filter)}.</p>
+        <details>
+          <summary>As JSON (the API's <code>filter</code>)</summary>
+          <pre class="body" tabindex="0">${JSON.stringify(s.filter, null, 2)}</pre>
+        </details>`,
+      { title: 'Filter' },
+    )}
     ${card(
       shown.length
         ? dataTable(['Address', 'Name', 'Subscription', 'Added'], contactRows(shown), { label: 'Contacts' })
@@ -205,5 +229,6 @@ export const AUDIENCE_PAGES: PageRule[] = [
   ...CONTACT_EDIT_PAGES,
   { method: 'GET', path: '/contacts/:id', role: 'member', page: contactPage },
   { method: 'GET', path: '/segments', role: 'member', page: segmentsPage },
+  ...SEGMENT_EDIT_PAGES,
   { method: 'GET', path: '/segments/:id', role: 'member', page: segmentPage },
 ];

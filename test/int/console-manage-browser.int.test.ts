@@ -222,6 +222,63 @@ describe('console management in a browser', function () {
     await context.close();
   });
 
+  it('builds a segment from conditions, shows its filter in words and its contacts, and deletes it', async () => {
+    for (const [email, plan] of [
+      ['pro1@builder.test', 'pro'],
+      ['free1@builder.test', 'free'],
+      ['pro2@elsewhere.test', 'pro'],
+    ]) {
+      const res = await s.api.request('POST', '/contacts', {
+        token: s.org.key.token,
+        body: { email, properties: { plan } },
+      });
+      expect(res.status, res.text).to.be.oneOf([200, 201]);
+    }
+    const context = await browser.context();
+    const page = await signIn(context);
+    await page.goto(`${s.api.url}/console/segments`);
+    await page.getByRole('link', { name: 'New segment' }).click();
+    await page.getByLabel('Segment name').fill('Pro builders');
+    // Condition 1 starts as "email ends with".
+    await page.locator('#f-value_0').fill('@builder.test');
+    await page.locator('#f-field_1').selectOption('property');
+    await page.locator('#f-property_1').fill('plan');
+    await page.locator('#f-op_1').selectOption('eq');
+    await page.locator('#f-value_1').fill('pro');
+    await check(page, 'segment-new', 1280);
+    await page.getByRole('button', { name: 'Create segment' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Pro builders' }).waitFor();
+    expect(await page.locator('[data-filter-words]').innerText()).to.equal(
+      'Contacts where email ends with "@builder.test" and plan is "pro".',
+    );
+    expect(await page.locator('.lead').innerText()).to.contain('1 contact match now.');
+    const id = new URL(page.url()).pathname.split('/').pop()!;
+    const api = await s.api.request('GET', `/segments/${id}`, { token: s.org.key.token });
+    expect(api.json.filter).to.deep.equal({
+      all: [
+        { field: 'email', op: 'ends_with', value: '@builder.test' },
+        { field: 'properties.plan', op: 'eq', value: 'pro' },
+      ],
+    });
+    // A condition the API would refuse is refused, naming it.
+    await page.goto(`${s.api.url}/console/segments/new`);
+    await page.getByLabel('Segment name').fill('Wrong');
+    await page.locator('#f-field_0').selectOption('unsubscribed');
+    await page.locator('#f-op_0').selectOption('contains');
+    await page.locator('#f-value_0').fill('x');
+    await page.getByRole('button', { name: 'Create segment' }).click();
+    expect(await page.locator('[data-error="validation_error"]').innerText()).to.match(
+      /^Condition 1\.op must be one of/,
+    );
+
+    await page.goto(`${s.api.url}/console/segments/${id}`);
+    await page.getByRole('link', { name: 'Delete…' }).click();
+    await page.getByRole('button', { name: 'Delete segment' }).click();
+    await page.getByText('Segment Pro builders is deleted.').waitFor();
+    expect(await s.api.deps.sql`select 1 from segments where id = ${id}`).to.have.length(0);
+    await context.close();
+  });
+
   it('passes axe on every management page at 1280 px and 390 px, light and dark', async () => {
     const pages: [string, string][] = [
       ['webhooks', '/console/webhooks'],
@@ -232,6 +289,7 @@ describe('console management in a browser', function () {
       ['domain', `/console/domains/${s.org.domains['acme.test']!.id}`],
       ['queues', '/console/queues'],
       ['contact-new', '/console/contacts/new'],
+      ['segment-new', '/console/segments/new'],
       ...content.pages,
     ];
     for (const width of [1280, 390]) {
