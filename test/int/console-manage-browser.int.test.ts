@@ -279,6 +279,38 @@ describe('console management in a browser', function () {
     await context.close();
   });
 
+  it('cancels a scheduled broadcast after a confirmation', async () => {
+    const [seg] = await s.api.deps.sql<{ id: string }[]>`select id from segments where name = 'Pro plan'`;
+    const later = new Date(Date.now() + 86_400_000).toISOString();
+    const created = await s.api.request('POST', '/broadcasts', {
+      token: s.org.key.token,
+      body: {
+        name: 'Weekend sale',
+        from: 'Acme <news@acme.test>',
+        subject: 'Sale',
+        html: '<p>Sale</p>',
+        segment_id: seg!.id,
+        send: true,
+        scheduled_at: later,
+      },
+    });
+    expect(created.status, created.text).to.equal(201);
+    expect(created.json.status).to.equal('scheduled');
+    const context = await browser.context({ width: 390 });
+    const page = await signIn(context);
+    await page.goto(`${s.api.url}/console/broadcasts/${created.json.id}`);
+    await page.getByRole('link', { name: 'Cancel broadcast…' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Cancel this broadcast?' }).waitFor();
+    await check(page, 'broadcast-cancel', 390);
+    await page.getByRole('button', { name: 'Cancel broadcast' }).click();
+    await page.waitForURL(`${s.api.url}/console/broadcasts/${created.json.id}`);
+    expect(await page.locator('.lead [data-state]').getAttribute('data-state')).to.equal('canceled');
+    expect(await page.getByRole('link', { name: 'Cancel broadcast…' }).count()).to.equal(0);
+    const api = await s.api.request('GET', `/broadcasts/${created.json.id}`, { token: s.org.key.token });
+    expect(api.json.status).to.equal('canceled');
+    await context.close();
+  });
+
   it('passes axe on every management page at 1280 px and 390 px, light and dark', async () => {
     const pages: [string, string][] = [
       ['webhooks', '/console/webhooks'],
