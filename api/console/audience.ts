@@ -1,6 +1,6 @@
-// The audience pages (read-only; changes go through the API): contacts with their counts and a
-// search by address, one contact's properties and the segments; each segment with the number of
-// contacts its filter selects now, and its first contacts.
+// The audience pages: contacts with their counts and a search by address, one contact's
+// properties (admins add, edit, unsubscribe and delete contacts: ./contacts-edit.ts) and the
+// segments; each segment with the number of contacts its filter selects now, and its first contacts.
 import { countContacts, findContact, listContacts, type ContactRow } from '../../shared/db/contacts.js';
 import { countSegmentContacts, findSegment, listSegmentContacts, listSegments } from '../../shared/db/segments.js';
 import { notFound } from '../../shared/errors.js';
@@ -8,11 +8,14 @@ import { isId } from '../../shared/ids.js';
 import type { ApiContext } from '../types.js';
 import { html, when, type Safe } from './html.js';
 import { show, type ConsoleRequest, type PageRule } from './respond.js';
+import { CONTACT_EDIT_PAGES, contactActions } from './contacts-edit.js';
+import { describeFilter, SEGMENT_EDIT_PAGES } from './segments-edit.js';
 import {
   badge,
   card,
   dataTable,
   details,
+  doneBanner,
   emptyState,
   hrefWith,
   pager,
@@ -83,13 +86,16 @@ async function contactsPage(ctx: ApiContext, { session }: ConsoleRequest): Promi
       ? emptyState('No contact has this address.', 'Check the spelling, or clear the search.')
       : emptyState(
           'No contacts yet.',
-          html`Add them with <code>POST /api/v1/contacts</code>, or import a CSV file with
+          html`${session.role === 'admin' ? html`<a href="/console/contacts/new">Add a contact</a>, add` : 'Add'} them
+            with <code>POST /api/v1/contacts</code>, or import a CSV file with
             <code>POST /api/v1/contacts/imports</code>.`,
         );
   show(ctx, session, {
     title: 'Contacts',
     active: '/console/contacts',
-    body: html`${stats([
+    actions:
+      session.role === 'admin' ? html`<a class="btn primary" href="/console/contacts/new">Add contact</a>` : undefined,
+    body: html`${doneBanner(queryString(ctx.query, 'done'))}${stats([
       ['Contacts', counts.total],
       ['Subscribed', counts.total - counts.unsubscribed],
       ['Unsubscribed', counts.unsubscribed],
@@ -111,7 +117,8 @@ async function contactPage(ctx: ApiContext, { session }: ConsoleRequest): Promis
     title: c.email,
     active: '/console/contacts',
     lead: html`${c.unsubscribed ? badge('unsubscribed', 'neutral') : badge('subscribed', 'ok')}`,
-    body: html`${card(
+    actions: contactActions(session, c),
+    body: html`${doneBanner(queryString(ctx.query, 'done'))}${card(
         details([
           ['Id', html`<code>${c.id}</code>`],
           ['First name', c.first_name],
@@ -165,8 +172,20 @@ async function segmentsPage(ctx: ApiContext, { session }: ConsoleRequest): Promi
         ),
         { label: 'Segments' },
       )
-    : card(emptyState('No segments yet.', html`Define one with <code>POST /api/v1/segments</code>.`));
-  show(ctx, session, { title: 'Segments', active: '/console/segments', body: list });
+    : card(
+        emptyState(
+          'No segments yet.',
+          html`${session.role === 'admin' ? html`<a href="/console/segments/new">Create one</a>, or define` : 'Define'}
+            one with <code>POST /api/v1/segments</code>.`,
+        ),
+      );
+  show(ctx, session, {
+    title: 'Segments',
+    active: '/console/segments',
+    actions:
+      session.role === 'admin' ? html`<a class="btn primary" href="/console/segments/new">New segment</a>` : undefined,
+    body: html`${doneBanner(queryString(ctx.query, 'done'))}${list}`,
+  });
 }
 
 async function segmentPage(ctx: ApiContext, { session }: ConsoleRequest): Promise<void> {
@@ -184,7 +203,18 @@ async function segmentPage(ctx: ApiContext, { session }: ConsoleRequest): Promis
     title: s.name,
     active: '/console/segments',
     lead: html`${count} contact${count === 1 ? '' : 's'} match now.`,
-    body: html`${card(html`<pre class="body" tabindex="0">${JSON.stringify(s.filter, null, 2)}</pre>`, { title: 'Filter' })}
+    actions:
+      session.role === 'admin'
+        ? html`<a class="btn danger" href="/console/segments/${s.id}/delete">Delete…</a>`
+        : undefined,
+    body: html`${doneBanner(queryString(ctx.query, 'done'))}${card(
+      html`<p data-filter-words>Contacts where ${describeFilter(s.filter)}.</p>
+        <details>
+          <summary>As JSON (the API's <code>filter</code>)</summary>
+          <pre class="body" tabindex="0">${JSON.stringify(s.filter, null, 2)}</pre>
+        </details>`,
+      { title: 'Filter' },
+    )}
     ${card(
       shown.length
         ? dataTable(['Address', 'Name', 'Subscription', 'Added'], contactRows(shown), { label: 'Contacts' })
@@ -196,7 +226,9 @@ async function segmentPage(ctx: ApiContext, { session }: ConsoleRequest): Promis
 
 export const AUDIENCE_PAGES: PageRule[] = [
   { method: 'GET', path: '/contacts', role: 'member', page: contactsPage },
+  ...CONTACT_EDIT_PAGES,
   { method: 'GET', path: '/contacts/:id', role: 'member', page: contactPage },
   { method: 'GET', path: '/segments', role: 'member', page: segmentsPage },
+  ...SEGMENT_EDIT_PAGES,
   { method: 'GET', path: '/segments/:id', role: 'member', page: segmentPage },
 ];

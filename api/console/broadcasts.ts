@@ -1,21 +1,24 @@
-// Broadcasts (read-only; sends and edits go through the API): the list with each one's counts, and
-// one page per broadcast with its progress (queued, sent, delivered, bounced, opened) read from its
-// messages. While it is scheduled or sending, /console/assets/console.js refreshes the progress
+// Broadcasts (sends and edits go through the API): the list with each one's counts, and one page
+// per broadcast with its progress (queued, sent, delivered, bounced, opened) read from its
+// messages; admins cancel a scheduled or sending one after a confirmation, as
+// POST /broadcasts/{id}/cancel does (cancelBroadcast). While it is scheduled or sending, /console/assets/console.js refreshes the progress
 // from /console/broadcasts/{id}/progress every few seconds; without script, the Refresh link does.
 import {
   broadcastProgress,
+  cancelBroadcast,
   getBroadcast,
   hasBroadcasts,
   listBroadcasts,
   type BroadcastRow,
 } from '../../shared/db/broadcasts.js';
 import type { SessionRow } from '../../shared/db/users.js';
-import { notFound } from '../../shared/errors.js';
+import { ApiError, notFound } from '../../shared/errors.js';
 import { isId } from '../../shared/ids.js';
 import { MODES, type Mode } from '../../shared/keys.js';
 import type { ApiContext } from '../types.js';
 import { html, when, type Safe } from './html.js';
-import { show, type ConsoleRequest, type PageRule } from './respond.js';
+import { audit } from './audit.js';
+import { confirmPage, redirect, show, type ConsoleRequest, type PageRule } from './respond.js';
 import {
   badge,
   card,
@@ -124,6 +127,10 @@ async function broadcastPage(ctx: ApiContext, { session }: ConsoleRequest): Prom
     active: ACTIVE,
     lead: html`${stateBadge(b.status)} ${b.mode === 'test' ? badge('test', 'neutral') : ''}
     ${running(b) ? html`<a href="/console/broadcasts/${b.id}">Refresh</a>` : ''}`,
+    actions:
+      session.role === 'admin' && running(b)
+        ? html`<a class="btn danger" href="/console/broadcasts/${b.id}/cancel">Cancel broadcast…</a>`
+        : undefined,
     body: html`${card(html`<div ${live} aria-live="polite">${progress}</div>`, { title: 'Progress' })}
     ${card(
       details([
@@ -165,7 +172,39 @@ async function progressFragment(ctx: ApiContext, { session }: ConsoleRequest): P
   ctx.body = (await progressBlock(ctx, b)).value;
 }
 
+async function cancelConfirm(ctx: ApiContext, { session }: ConsoleRequest): Promise<void> {
+  const b = await loadBroadcast(ctx, session);
+  if (!running(b)) throw notCancelable(b);
+  confirmPage(ctx, session, {
+    title: 'Cancel this broadcast?',
+    active: ACTIVE,
+    question: html`<strong>${b.name ?? b.subject ?? b.id}</strong> is ${b.status}. Canceling it stops it: no more of its
+      messages are created, and those not yet handed to delivery are not sent. Messages already sent stay sent.`,
+    action: `/console/broadcasts/${b.id}/cancel`,
+    confirmLabel: 'Cancel broadcast',
+    back: `/console/broadcasts/${b.id}`,
+    danger: true,
+  });
+}
+
+function notCancelable(b: BroadcastRow): ApiError {
+  return new ApiError(
+    'invalid_state',
+    `This broadcast is ${b.status}; only a scheduled or sending broadcast can be canceled`,
+  );
+}
+
+async function cancelAction(ctx: ApiContext, { session }: ConsoleRequest): Promise<void> {
+  const b = await loadBroadcast(ctx, session);
+  const row = await ctx.deps.sql.begin((tx) => cancelBroadcast(tx, scope(session, b.mode), b.id));
+  if (!row) throw notCancelable(b);
+  await audit(ctx, session, 'broadcast.canceled', { type: 'broadcast', id: b.id });
+  redirect(ctx, `/console/broadcasts/${b.id}`);
+}
+
 export const BROADCAST_PAGES: PageRule[] = [
+  { method: 'GET', path: '/broadcasts/:id/cancel', role: 'admin', page: cancelConfirm },
+  { method: 'POST', path: '/broadcasts/:id/cancel', role: 'admin', page: cancelAction },
   { method: 'GET', path: '/broadcasts', role: 'member', page: broadcastsPage },
   { method: 'GET', path: '/broadcasts/:id', role: 'member', page: broadcastPage },
   { method: 'GET', path: '/broadcasts/:id/progress', role: 'member', page: progressFragment },

@@ -178,6 +178,139 @@ describe('console management in a browser', function () {
     await context.close();
   });
 
+  it('adds, edits, unsubscribes and deletes a contact, the last two after a confirmation', async () => {
+    const context = await browser.context({ width: 390 });
+    const page = await signIn(context);
+    await page.goto(`${s.api.url}/console/contacts`);
+    await page.getByRole('link', { name: 'Add contact' }).click();
+    await page.getByLabel('Email address').fill('Ada@Example.test');
+    await page.getByLabel('First name').fill('Ada');
+    await page.getByRole('button', { name: 'Add contact' }).click();
+    await page.getByRole('heading', { level: 1, name: 'ada@example.test' }).waitFor();
+    await page.getByText('ada@example.test is added.').waitFor();
+    await check(page, 'contact-added', 390);
+    const row = async () =>
+      (
+        await s.api.deps.sql<
+          { id: string; first_name: string | null; last_name: string | null; unsubscribed: boolean }[]
+        >`
+          select id, first_name, last_name, unsubscribed from contacts where email = 'ada@example.test'`
+      )[0];
+    expect(await row()).to.deep.include({ first_name: 'Ada', last_name: null, unsubscribed: false });
+    // The API sees the same contact.
+    const api = await s.api.request('GET', `/contacts/${(await row())!.id}`, { token: s.org.key.token });
+    expect(api.json).to.deep.include({ email: 'ada@example.test', first_name: 'Ada' });
+
+    await page.getByRole('link', { name: 'Edit' }).click();
+    await page.getByLabel('Last name').fill('Lovelace');
+    await check(page, 'contact-edit', 390);
+    await page.getByRole('button', { name: 'Save contact' }).click();
+    await page.getByText('Contact saved.').waitFor();
+    expect(await row()).to.deep.include({ last_name: 'Lovelace' });
+
+    await page.getByRole('link', { name: 'Unsubscribe…' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Unsubscribe this contact?' }).waitFor();
+    expect((await row())!.unsubscribed).to.equal(false);
+    await page.getByRole('button', { name: 'Unsubscribe' }).click();
+    await page.getByText('ada@example.test is unsubscribed.').waitFor();
+    expect((await row())!.unsubscribed).to.equal(true);
+
+    await page.getByRole('link', { name: 'Delete…' }).click();
+    await page.getByRole('button', { name: 'Delete contact' }).click();
+    await page.getByText('ada@example.test is deleted.').waitFor();
+    expect(await row()).to.equal(undefined);
+    await context.close();
+  });
+
+  it('builds a segment from conditions, shows its filter in words and its contacts, and deletes it', async () => {
+    for (const [email, plan] of [
+      ['pro1@builder.test', 'pro'],
+      ['free1@builder.test', 'free'],
+      ['pro2@elsewhere.test', 'pro'],
+    ]) {
+      const res = await s.api.request('POST', '/contacts', {
+        token: s.org.key.token,
+        body: { email, properties: { plan } },
+      });
+      expect(res.status, res.text).to.be.oneOf([200, 201]);
+    }
+    const context = await browser.context();
+    const page = await signIn(context);
+    await page.goto(`${s.api.url}/console/segments`);
+    await page.getByRole('link', { name: 'New segment' }).click();
+    await page.getByLabel('Segment name').fill('Pro builders');
+    // Condition 1 starts as "email ends with".
+    await page.locator('#f-value_0').fill('@builder.test');
+    await page.locator('#f-field_1').selectOption('property');
+    await page.locator('#f-property_1').fill('plan');
+    await page.locator('#f-op_1').selectOption('eq');
+    await page.locator('#f-value_1').fill('pro');
+    await check(page, 'segment-new', 1280);
+    await page.getByRole('button', { name: 'Create segment' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Pro builders' }).waitFor();
+    expect(await page.locator('[data-filter-words]').innerText()).to.equal(
+      'Contacts where email ends with "@builder.test" and plan is "pro".',
+    );
+    expect(await page.locator('.lead').innerText()).to.contain('1 contact match now.');
+    const id = new URL(page.url()).pathname.split('/').pop()!;
+    const api = await s.api.request('GET', `/segments/${id}`, { token: s.org.key.token });
+    expect(api.json.filter).to.deep.equal({
+      all: [
+        { field: 'email', op: 'ends_with', value: '@builder.test' },
+        { field: 'properties.plan', op: 'eq', value: 'pro' },
+      ],
+    });
+    // A condition the API would refuse is refused, naming it.
+    await page.goto(`${s.api.url}/console/segments/new`);
+    await page.getByLabel('Segment name').fill('Wrong');
+    await page.locator('#f-field_0').selectOption('unsubscribed');
+    await page.locator('#f-op_0').selectOption('contains');
+    await page.locator('#f-value_0').fill('x');
+    await page.getByRole('button', { name: 'Create segment' }).click();
+    expect(await page.locator('[data-error="validation_error"]').innerText()).to.match(
+      /^Condition 1\.op must be one of/,
+    );
+
+    await page.goto(`${s.api.url}/console/segments/${id}`);
+    await page.getByRole('link', { name: 'Delete…' }).click();
+    await page.getByRole('button', { name: 'Delete segment' }).click();
+    await page.getByText('Segment Pro builders is deleted.').waitFor();
+    expect(await s.api.deps.sql`select 1 from segments where id = ${id}`).to.have.length(0);
+    await context.close();
+  });
+
+  it('cancels a scheduled broadcast after a confirmation', async () => {
+    const [seg] = await s.api.deps.sql<{ id: string }[]>`select id from segments where name = 'Pro plan'`;
+    const later = new Date(Date.now() + 86_400_000).toISOString();
+    const created = await s.api.request('POST', '/broadcasts', {
+      token: s.org.key.token,
+      body: {
+        name: 'Weekend sale',
+        from: 'Acme <news@acme.test>',
+        subject: 'Sale',
+        html: '<p>Sale</p>',
+        segment_id: seg!.id,
+        send: true,
+        scheduled_at: later,
+      },
+    });
+    expect(created.status, created.text).to.equal(201);
+    expect(created.json.status).to.equal('scheduled');
+    const context = await browser.context({ width: 390 });
+    const page = await signIn(context);
+    await page.goto(`${s.api.url}/console/broadcasts/${created.json.id}`);
+    await page.getByRole('link', { name: 'Cancel broadcast…' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Cancel this broadcast?' }).waitFor();
+    await check(page, 'broadcast-cancel', 390);
+    await page.getByRole('button', { name: 'Cancel broadcast' }).click();
+    await page.waitForURL(`${s.api.url}/console/broadcasts/${created.json.id}`);
+    expect(await page.locator('.lead [data-state]').getAttribute('data-state')).to.equal('canceled');
+    expect(await page.getByRole('link', { name: 'Cancel broadcast…' }).count()).to.equal(0);
+    const api = await s.api.request('GET', `/broadcasts/${created.json.id}`, { token: s.org.key.token });
+    expect(api.json.status).to.equal('canceled');
+    await context.close();
+  });
+
   it('passes axe on every management page at 1280 px and 390 px, light and dark', async () => {
     const pages: [string, string][] = [
       ['webhooks', '/console/webhooks'],
@@ -187,6 +320,8 @@ describe('console management in a browser', function () {
       ['domains', '/console/domains'],
       ['domain', `/console/domains/${s.org.domains['acme.test']!.id}`],
       ['queues', '/console/queues'],
+      ['contact-new', '/console/contacts/new'],
+      ['segment-new', '/console/segments/new'],
       ...content.pages,
     ];
     for (const width of [1280, 390]) {
