@@ -44,7 +44,8 @@ export function messageRenderer(deps: RendererDeps, tracker: Tracker, email: Del
   let attachments: Promise<StoredAttachment[]> | null = null;
   let shared: Promise<Buffer> | null = null;
   const render = async (recipientId: string | null): Promise<Buffer> => {
-    if (email.raw_mime !== null) return await sign(prepareRawMessage(email.raw_mime, email.message_id));
+    if (email.raw_mime !== null)
+      return await sign(prepareRawMessage(email.raw_mime, email.message_id, email.created_at));
     attachments ??= email.has_attachments ? listAttachments(deps.sql, email.id) : Promise.resolve([]);
     const p = recipientId && personal ? { ...common, recipientId, tracker } : null;
     return await sign(await composeMessage(email, await attachments, p));

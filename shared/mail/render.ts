@@ -103,12 +103,23 @@ export async function composeMessage(
   return await collect(composer.compile().createReadStream());
 }
 
-/** A relay message as written; a Message-ID is added only when the client gave none. */
-export function prepareRawMessage(raw: Buffer, messageId: string): Buffer {
+/**
+ * A relay message as written, with the two headers RFC 5322 requires added only when the client
+ * gave none (RFC 6409 §8.2–8.3: a submission server may add them): `Message-ID`, and `Date` as
+ * the time the relay accepted it, so that every attempt carries the same one.
+ */
+export function prepareRawMessage(raw: Buffer, messageId: string, acceptedAt: Date): Buffer {
   const end = raw.indexOf('\r\n\r\n');
   const head = raw.subarray(0, end === -1 ? raw.length : end).toString('latin1');
-  if (/^message-id\s*:/im.test(head)) return raw;
-  return Buffer.concat([Buffer.from(`Message-ID: <${messageId}>\r\n`), raw]);
+  const added: string[] = [];
+  if (!/^message-id\s*:/im.test(head)) added.push(`Message-ID: <${messageId}>\r\n`);
+  if (!/^date\s*:/im.test(head)) added.push(`Date: ${rfc5322Date(acceptedAt)}\r\n`);
+  return added.length === 0 ? raw : Buffer.concat([Buffer.from(added.join('')), raw]);
+}
+
+/** `Sun, 29 Nov 2026 07:01:43 +0000`: RFC 5322's date-time, in UTC. */
+function rfc5322Date(d: Date): string {
+  return d.toUTCString().replace(/GMT$/, '+0000');
 }
 
 export interface DkimKey {

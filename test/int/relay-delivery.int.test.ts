@@ -107,7 +107,7 @@ describe('SMTP relay → delivery worker', () => {
     expect(types.map((t) => t.type)).to.deep.equal(['email.sent', 'email.delivered']);
   });
 
-  it('adds a Message-ID <email_id@domain> when the client gave none, and nothing else', async () => {
+  it('adds a Message-ID <email_id@domain> and a Date (when the relay took it) when the client gave none, and nothing else', async () => {
     const original = Buffer.from('From: hello@acme.test\r\nTo: bob@dest.test\r\nSubject: bare\r\n\r\nno id\r\n');
     const key = await org.mint({ permission: 'SEND' });
     const info = await relay.transport(key.id, key.token).sendMail({
@@ -118,6 +118,10 @@ describe('SMTP relay → delivery worker', () => {
     await waitFor('delivered', async () => (await recipientStatus(id))[0]?.status === 'delivered');
     const msg = sink.received.find((m) => m.rcptTo.includes('bob@dest.test'))!;
     const unsigned = withoutField(msg.raw, 'DKIM-Signature');
-    expect(unsigned.toString('latin1')).to.equal(`Message-ID: <${id}@acme.test>\r\n${original.toString('latin1')}`);
+    const [e] = await api.deps.sql<{ created_at: Date }[]>`select created_at from emails where id = ${id}`;
+    const date = e!.created_at.toUTCString().replace(/GMT$/, '+0000');
+    expect(unsigned.toString('latin1')).to.equal(
+      `Message-ID: <${id}@acme.test>\r\nDate: ${date}\r\n${original.toString('latin1')}`,
+    );
   });
 });
