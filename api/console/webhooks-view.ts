@@ -100,7 +100,8 @@ export function listView(session: SessionRow, hooks: WebhookRow[], deleted: bool
   return {
     title: 'Webhooks',
     active: ACTIVE,
-    lead: html`Events are POSTed to each enabled endpoint and retried for up to a day when it fails.`,
+    lead: html`Events are POSTed to each enabled endpoint; a failed delivery is retried 7 times over about 28 hours, and
+    an endpoint that has not succeeded for 5 days is disabled.`,
     body: html`${doneBanner(deleted ? 'The endpoint is deleted.' : '')}${list}
     ${card(add, { title: 'Add an endpoint' })}`,
   };
