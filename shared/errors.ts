@@ -107,3 +107,8 @@ export function isUnavailable(err: unknown): boolean {
     (err instanceof AggregateError && err.errors.some(isUnavailable))
   );
 }
+
+/** Postgres refused a row whose key is already stored (unique_violation, 23505). */
+export function isUniqueViolation(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === '23505';
+}

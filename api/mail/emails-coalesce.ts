@@ -17,6 +17,7 @@
 import type { NewAttachment, NewEmail, NewRecipient } from '../../shared/db/emails.js';
 import { insertEmails } from '../../shared/db/emails.js';
 import type { Sql } from '../../shared/db/pool.js';
+import { isUniqueViolation } from '../../shared/errors.js';
 import { MicroBatcher } from '../../shared/micro-batch.js';
 import { isTransientError } from '../../shared/transient.js';
 import { OutcomeUnknownError, writeConfirmed } from '../../shared/write-outcome.js';
@@ -96,9 +97,26 @@ export class InsertCoalescer {
             recipients: parts.flatMap((p) => p.rows.recipients),
             attachments: parts.flatMap((p) => p.rows.attachments),
           };
-    await writeConfirmed(() => insertEmails(this.sql, rows.emails, rows.recipients, rows.attachments), {
-      confirmMs: this.confirmMs,
-      onUncertain: (err) => parts.forEach((p) => p.onUncertain(err)),
-    });
+    const insert = (skipStored: boolean) =>
+      insertEmails(this.sql, rows.emails, rows.recipients, rows.attachments, { skipStored });
+    // Fresh ids (nearly every request) are inserted without ON CONFLICT; ids stored before (an
+    // Idempotency-Key retry after a 504 reuses them) are refused whole, and the insert runs again
+    // skipping the stored rows, as does every run after an uncertain one.
+    const first = async () => {
+      try {
+        await insert(false);
+      } catch (err) {
+        if (!isUniqueViolation(err)) throw err;
+        await insert(true);
+      }
+    };
+    await writeConfirmed(
+      first,
+      {
+        confirmMs: this.confirmMs,
+        onUncertain: (err) => parts.forEach((p) => p.onUncertain(err)),
+      },
+      () => insert(true),
+    );
   }
 }

@@ -47,6 +47,8 @@ export interface ChaosStack {
   start(name: ProcessName): Promise<void>;
   kill(name: ProcessName): Promise<void>;
   org: { id: string; token: string; keyId: string; domain: string };
+  /** The running process of `name`'s id, if it runs. */
+  pid(name: ProcessName): number | undefined;
   /** Starts the private Redis again after `redis.kill()`. */
   restartRedis(): Promise<void>;
 }
@@ -79,6 +81,8 @@ export interface StackOptions {
   /** Delivery retry schedule of the processes (DELIVERY_RETRY_SECONDS). */
   deliveryRetry: string;
   webhookRetry: string;
+  /** Load pg_stat_statements in the private Postgres (bench/e2e). */
+  statements?: boolean;
 }
 
 /** Resolves when something accepts TCP connections on the loopback `port`. */
@@ -115,7 +119,7 @@ async function waitWorker(redisUrl: string, prefix: string, ms = 60_000): Promis
 export async function startStack(opts: StackOptions, cleanup: Cleanup): Promise<ChaosStack> {
   const { dir } = opts;
   const [pg, redis, sink, receiver] = await Promise.all([
-    startPrivatePostgres().then((pg) => {
+    startPrivatePostgres({ statements: opts.statements }).then((pg) => {
       cleanup.add('private Postgres', () => pg.destroy(), [{ pg: pg.pgCtl }, { rm: pg.dir }]);
       return pg;
     }),
@@ -213,6 +217,7 @@ export async function startStack(opts: StackOptions, cleanup: Cleanup): Promise<
     start,
     kill,
     org,
+    pid: (name) => children.get(name)?.pid,
     restartRedis: async () => {
       await redis.start();
       cleanup.process(redis.pid());

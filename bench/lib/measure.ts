@@ -34,6 +34,8 @@ export interface MeasureOptions {
   pairs: number;
   sliceSeconds: number;
   connections: number;
+  /** Messages of a pipeline run (bench/e2e; default 10,000). */
+  messages?: number;
 }
 
 export interface Summary {
@@ -45,7 +47,7 @@ export interface Summary {
 }
 
 /** User + system CPU seconds of a process so far, or NaN where /proc is not readable. */
-function cpuSeconds(pid: number | undefined): number {
+export function cpuSeconds(pid: number | undefined): number {
   if (pid === undefined) return NaN;
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');

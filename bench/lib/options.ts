@@ -1,5 +1,6 @@
 // Command-line options shared by every benchmark: --pairs N (≥ 1; 5 or more for real figures),
-// --slice S (seconds per slice), --connections C. Other arguments name the benchmarks to run.
+// --slice S (seconds per slice), --connections C, --messages N
+// (bench/e2e's message count). Other arguments name the benchmarks to run.
 import type { MeasureOptions } from './measure.js';
 
 export function parseArgs(argv: string[]): { names: string[]; measure: MeasureOptions } {
@@ -15,6 +16,7 @@ export function parseArgs(argv: string[]): { names: string[]; measure: MeasureOp
     if (a === '--pairs') measure.pairs = Math.round(num());
     else if (a === '--slice') measure.sliceSeconds = num();
     else if (a === '--connections') measure.connections = Math.round(num());
+    else if (a === '--messages') measure.messages = Math.round(num());
     else if (a.startsWith('--')) throw new Error(`bench: unknown option ${a}`);
     else names.push(a);
   }

@@ -60,7 +60,8 @@ export interface PrivatePostgres {
   destroy(): Promise<void>;
 }
 
-export async function startPrivatePostgres(): Promise<PrivatePostgres> {
+/** `statements`: load pg_stat_statements (bench/e2e counts the statements per message). */
+export async function startPrivatePostgres(opts: { statements?: boolean } = {}): Promise<PrivatePostgres> {
   const bin = await pgBin();
   const as = ids();
   const dir = await mkdtemp(join(tmpdir(), 'tern-pg-'));
@@ -68,9 +69,10 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
   const data = join(dir, 'data');
   const port = await freeLoopbackPort();
   await run(join(bin, 'initdb'), ['-D', data, '-U', 'postgres', '--auth=trust', '--no-locale', '-E', 'UTF8'], as);
-  const opts = `-p ${port} -h 127.0.0.1 -k ${dir} -c fsync=off -c max_connections=200`;
+  const preload = opts.statements ? ' -c shared_preload_libraries=pg_stat_statements' : '';
+  const serverOpts = `-p ${port} -h 127.0.0.1 -k ${dir} -c fsync=off -c max_connections=200${preload}`;
   const pgCtl = (...args: string[]) => run(join(bin, 'pg_ctl'), ['-D', data, ...args], as);
-  const start = () => pgCtl('-o', opts, '-l', join(dir, 'log'), '-w', '-t', '60', 'start').then(() => {});
+  const start = () => pgCtl('-o', serverOpts, '-l', join(dir, 'log'), '-w', '-t', '60', 'start').then(() => {});
   await start();
   const urlFor = (db: string) => `postgres://postgres@127.0.0.1:${port}/${db}`;
   return {

@@ -1,5 +1,5 @@
 // Templates: an editable draft per template plus immutable numbered versions (template_versions).
-import { ApiError } from '../errors.js';
+import { ApiError, isUniqueViolation } from '../errors.js';
 import { isId, newId } from '../ids.js';
 import type { Page } from './keys.js';
 import type { Db } from './pool.js';
@@ -34,10 +34,6 @@ export interface NewTemplate extends TemplateContent {
   orgId: string;
   slug: string;
   name: string;
-}
-
-function isUniqueViolation(err: unknown): boolean {
-  return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === '23505';
 }
 
 /** The ref is either a template id or a slug; they cannot collide (slugs have no `_`). */
