@@ -20,9 +20,9 @@ function checklist(session: SessionRow, steps: FirstSteps): Safe | string {
   const items: [boolean, string, Safe | string][] = [
     [
       steps.domainVerified,
-      'Verify a sending domain',
+      'Verify a domain of your own',
       admin
-        ? html`<a href="/console/domains">Add it and publish its DNS records</a>`
+        ? html`<a href="/console/domains">Add it and publish its DNS records</a> (the demo domain sends test mail only)`
         : 'an admin adds it under Domains',
     ],
     [steps.keyMinted, 'Mint an API key', html`<a href="/console/keys">API keys</a> (a SEND key is enough to send)`],

@@ -464,7 +464,7 @@ describe('web console', () => {
           ),
         );
       expect(await steps()).to.deep.equal({
-        'Verify a sending domain': false,
+        'Verify a domain of your own': false,
         'Mint an API key': false,
         'Send a first email': false,
         'Add a webhook': false,
