@@ -64,6 +64,12 @@ function messageCard(e: EmailRow, keyName: string | null, attachments: Attachmen
       ['Message-ID', html`<code>&lt;${e.message_id}&gt;</code>`],
       ['Source', e.source],
       ['API key', key],
+      [
+        'API request',
+        e.source === 'api' && e.key_id
+          ? html`<a href="/console/logs?email=${e.id}" data-request-log>The request that made it</a>`
+          : null,
+      ],
       ['Template', template],
       ['Kind', e.kind],
       ['Tags', tags(e)],

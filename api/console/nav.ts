@@ -29,6 +29,7 @@ export const NAV: NavEntry[] = [
   { path: '/console/keys', label: 'API keys', section: 'Settings', admin: false },
   { path: '/console/users', label: 'Users', section: 'Settings', admin: true },
   { path: '/console/audit', label: 'Audit log', section: 'Settings', admin: true },
+  { path: '/console/logs', label: 'Request log', section: 'Settings', admin: true },
   { path: '/console/settings', label: 'Settings', section: 'Settings', admin: true },
   { path: '/console/account', label: 'Account', section: 'Settings', admin: false },
 ];

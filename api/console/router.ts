@@ -11,6 +11,7 @@ import type { Area, Route } from '../router.js';
 import { refuseNul } from '../text-checks.js';
 import type { ApiContext } from '../types.js';
 import { auditPage } from './audit-page.js';
+import { LOG_PAGES } from './logs-page.js';
 import { DOMAIN_PAGES } from './domains.js';
 import { EMAIL_PAGES } from './emails.js';
 import { readForm } from './form.js';
@@ -59,6 +60,7 @@ export const CONSOLE_PAGES: PageRule[] = [
   { method: 'GET', path: '/users', role: 'admin', page: usersPage },
   { method: 'POST', path: '/users', role: 'admin', page: addUserAction },
   { method: 'GET', path: '/audit', role: 'admin', page: auditPage },
+  ...LOG_PAGES,
   ...SETTINGS_PAGES,
 ];
 

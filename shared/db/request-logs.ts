@@ -78,3 +78,22 @@ export async function getRequestLog(db: Db, orgId: string, mode: Mode, id: strin
     select * from request_logs where org_id = ${orgId} and mode = ${mode} and id = ${id}`;
   return row ?? null;
 }
+
+/**
+ * The requests whose answer named the email (`POST /emails`, or an item of `POST /emails/batch`),
+ * looked for in the minutes around its creation (the index on created_at bounds the scan).
+ */
+export async function requestLogsForEmail(
+  db: Db,
+  orgId: string,
+  email: { id: string; created_at: Date },
+): Promise<RequestLogRow[]> {
+  return await db<RequestLogRow[]>`
+    select * from request_logs
+    where org_id = ${orgId}
+      and created_at between ${email.created_at}::timestamptz - interval '1 minute'
+                         and ${email.created_at}::timestamptz + interval '5 minutes'
+      and (response_body ->> 'id' = ${email.id}
+           or response_body -> 'data' @> ${jsonParam(db, [{ id: email.id }])}::jsonb)
+    order by id desc limit 10`;
+}

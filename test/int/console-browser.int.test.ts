@@ -292,6 +292,7 @@ describe('console in a browser', function () {
       ['keys', '/console/keys'],
       ['key-rotate', `/console/keys/${ids.key}/rotate`],
       ['audit', '/console/audit'],
+      ['request-log', '/console/logs'],
       ['metrics', '/console/metrics'],
       ['reputation', '/console/reputation'],
       ['metrics-test', '/console/metrics?mode=test&days=7'],

@@ -4,6 +4,7 @@
 // caller's mode and organization only; retention.
 import { expect } from 'chai';
 import { purgeExpired } from '../../workers/retention.js';
+import { ConsoleClient } from '../helpers/console.js';
 import { seedOrg, type SeededOrg } from '../helpers/seed.js';
 import { expectError, startApi, type TestApi } from '../helpers/stack.js';
 import { unthrottle } from '../helpers/unthrottle.js';
@@ -126,15 +127,40 @@ describe('request log', () => {
     expectError(await api.request('GET', '/logs', { token: restricted.token }), 403, 'forbidden_domain');
   });
 
+  it('shows the log in the console, and links an email to the request that made it', async () => {
+    const sent = await api.request('POST', '/emails', {
+      token: admin,
+      body: { from: 'hello@acme.test', to: 'console@example.com', subject: 'Console', text: 'Hi' },
+    });
+    const id = sent.json.id as string;
+    const [line] = await waitFor('the send in the log', async () => {
+      const rows = await api.deps.sql`select id from request_logs where response_body ->> 'id' = ${id}`;
+      return rows.length ? rows : null;
+    });
+    const browser = new ConsoleClient(api.url);
+    await browser.login(org.user.email, org.user.password);
+    const list = await browser.get('/console/logs?path=/api/v1/emails');
+    expect(list.status).to.equal(200);
+    expect(list.text).to.contain(`data-log="${line!.id}"`);
+    const detail = await browser.get(`/console/logs/${line!.id}`);
+    expect(detail.status).to.equal(200);
+    expect(detail.text).to.contain('console@example.com').and.to.contain(id);
+    const email = await browser.get(`/console/emails/${id}`);
+    expect(email.text).to.contain(`href="/console/logs?email=${id}"`);
+    const made = await browser.get(`/console/logs?email=${id}`);
+    expect(made.text).to.contain(`data-log="${line!.id}"`);
+    const outsider = new ConsoleClient(api.url);
+    await outsider.login(other.user.email, other.user.password);
+    expect((await outsider.get(`/console/logs/${line!.id}`)).status).to.equal(404);
+  });
+
   it('is kept retention.request_log_days (default 30)', async () => {
     const got = await api.request('GET', '/organization', { token: admin });
     expect(got.json.retention.request_log_days).to.equal(30);
-    await api.deps.sql`
+    const [aged] = await api.deps.sql`
       update request_logs set created_at = now() - interval '31 days'
-      where id = (select id from request_logs where org_id = ${org.organization.id} order by id limit 1)`;
-    const before = (
-      await api.deps.sql`select count(*)::int as n from request_logs where org_id = ${org.organization.id}`
-    )[0]!.n;
+      where id = (select id from request_logs where org_id = ${org.organization.id} order by id limit 1)
+      returning id`;
     const wdeps = workerDepsFor(api);
     try {
       const counts = await purgeExpired(wdeps, org.organization.id);
@@ -142,9 +168,7 @@ describe('request log', () => {
     } finally {
       await wdeps.close();
     }
-    const after = (
-      await api.deps.sql`select count(*)::int as n from request_logs where org_id = ${org.organization.id}`
-    )[0]!.n;
-    expect(after).to.equal(before - 1);
+    expect(await api.deps.sql`select id from request_logs where id = ${aged!.id}`).to.have.length(0);
+    expect(await logs(admin)).to.not.have.length(0);
   });
 });

@@ -241,7 +241,10 @@ const TABLE: Record<string, Row> = {
   'logs.list': { status: 'differs', note: "Tern's log lines (logs.md): FULL keys, of the key's mode" },
   'logs.get': { status: 'differs', note: 'as logs.list, with the bodies, secrets removed' },
 
-  'segments.create': { status: 'works', note: 'also takes a `filter`' },
+  'segments.create': {
+    status: 'works',
+    note: 'without a `filter` the segment is static: it holds the contacts added to it (contacts.segments.add)',
+  },
   'segments.list': { status: 'works' },
   'segments.get': { status: 'works' },
   'segments.update': { status: 'works' },
@@ -403,7 +406,7 @@ function sdkMethods(client: object): string[] {
 /** The docs' table, rendered from TABLE in the SDK's resource order. */
 function renderTable(order: string[]): string {
   const cell = (s: string) => s.replace(/\|/g, '\\|');
-  const lines = ['| SDK method | In Tern | Notes |', '|---|---|---|'];
+  const lines = [`Checked against \`resend\` ${SDK_VERSION}.`, '', '| SDK method | In Tern | Notes |', '|---|---|---|'];
   for (const m of order) {
     const row = TABLE[m]!;
     lines.push(`| \`${m}\` | ${row.status} | ${cell(row.note ?? '')} |`);
@@ -411,6 +414,11 @@ function renderTable(order: string[]): string {
   return lines.join('\n');
 }
 
+const SDK_VERSION = (
+  JSON.parse(readFileSync(new URL('../../node_modules/resend/package.json', import.meta.url), 'utf8')) as {
+    version: string;
+  }
+).version;
 const DOC = new URL('../../docs/api/resend.md', import.meta.url);
 const BEGIN = '<!-- sdk-table: written from test/int/resend-sdk.int.test.ts -->';
 const END = '<!-- /sdk-table -->';
