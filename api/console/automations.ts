@@ -6,14 +6,17 @@ import {
   findAutomation,
   listAutomations,
   listRuns,
+  updateAutomation,
   type RunStatus,
 } from '../../shared/db/automations.js';
 import { getInbound, inboundThread, listInbound, type InboundRow } from '../../shared/db/inbound.js';
+import type { SessionRow } from '../../shared/db/users.js';
 import { notFound } from '../../shared/errors.js';
 import { isId } from '../../shared/ids.js';
 import type { ApiContext } from '../types.js';
-import { html, when, type Safe } from './html.js';
-import { show, type ConsoleRequest, type PageRule } from './respond.js';
+import { audit } from './audit.js';
+import { html, postButton, when, type Safe } from './html.js';
+import { confirmPage, redirect, show, type ConsoleRequest, type PageRule } from './respond.js';
 import { card, details, emptyState, hrefWith, pager, queryString, stateBadge, tableCard } from './ui.js';
 
 const PAGE_SIZE = 50;
@@ -56,6 +59,12 @@ async function automationPage(ctx: ApiContext, { session }: ConsoleRequest): Pro
     active: '/console/automations',
     lead: html`${stateBadge(a.status)} Triggered by
     ${a.trigger_type === 'event' ? html`the event <code>${a.trigger_event}</code>` : 'a new contact'}.`,
+    actions:
+      session.role !== 'admin'
+        ? undefined
+        : a.status === 'enabled'
+          ? postButton(session, `/console/automations/${a.id}/pause`, 'Pause')
+          : html`<a class="btn primary" href="/console/automations/${a.id}/resume">Resume…</a>`,
     body: html`${card(html`<pre class="body" tabindex="0">${JSON.stringify(a.steps, null, 2)}</pre>`, { title: 'Steps' })}
     ${
       runs.length
@@ -169,7 +178,48 @@ async function inboundMessagePage(ctx: ApiContext, { session }: ConsoleRequest):
   });
 }
 
+async function loadAutomation(ctx: ApiContext, session: SessionRow) {
+  const id = ctx.params.id ?? '';
+  const a = isId(id, 'aut') ? await findAutomation(ctx.deps.sql, session.org_id, id) : null;
+  if (!a) throw notFound('Automation');
+  return a;
+}
+
+/** Pause (disabled) or resume (enabled), as PATCH /automations/{id} with a status does. */
+async function setStatus(ctx: ApiContext, session: SessionRow, status: 'enabled' | 'disabled'): Promise<void> {
+  const a = await loadAutomation(ctx, session);
+  if (!(await updateAutomation(ctx.deps.sql, session.org_id, a.id, { status }))) throw notFound('Automation');
+  await audit(ctx, session, 'automation.updated', { type: 'automation', id: a.id }, { status });
+  redirect(ctx, `/console/automations/${a.id}`);
+}
+
+async function resumeConfirm(ctx: ApiContext, { session }: ConsoleRequest): Promise<void> {
+  const a = await loadAutomation(ctx, session);
+  confirmPage(ctx, session, {
+    title: 'Resume this automation?',
+    active: '/console/automations',
+    question: html`<strong>${a.name}</strong> starts runs again when it is triggered, and its runs send the mail of
+      their steps.`,
+    action: `/console/automations/${a.id}/resume`,
+    confirmLabel: 'Resume automation',
+    back: `/console/automations/${a.id}`,
+  });
+}
+
 export const AUTOMATION_PAGES: PageRule[] = [
+  {
+    method: 'POST',
+    path: '/automations/:id/pause',
+    role: 'admin',
+    page: (ctx, r) => setStatus(ctx, r.session, 'disabled'),
+  },
+  { method: 'GET', path: '/automations/:id/resume', role: 'admin', page: resumeConfirm },
+  {
+    method: 'POST',
+    path: '/automations/:id/resume',
+    role: 'admin',
+    page: (ctx, r) => setStatus(ctx, r.session, 'enabled'),
+  },
   { method: 'GET', path: '/automations', role: 'member', page: automationsPage },
   { method: 'GET', path: '/automations/:id', role: 'member', page: automationPage },
   { method: 'GET', path: '/inbound', role: 'member', page: inboundPage },

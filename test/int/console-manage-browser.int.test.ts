@@ -311,6 +311,26 @@ describe('console management in a browser', function () {
     await context.close();
   });
 
+  it('pauses an automation, and resumes it after a confirmation', async () => {
+    const [a] = await s.api.deps.sql<{ id: string }[]>`select id from automations where name = 'Onboarding'`;
+    const status = async () =>
+      (await s.api.request('GET', `/automations/${a!.id}`, { token: s.org.key.token })).json.status as string;
+    expect(await status()).to.equal('enabled');
+    const context = await browser.context();
+    const page = await signIn(context);
+    await page.goto(`${s.api.url}/console/automations/${a!.id}`);
+    await page.getByRole('button', { name: 'Pause' }).click();
+    await page.getByRole('link', { name: 'Resume…' }).waitFor();
+    expect(await status()).to.equal('disabled');
+    await page.getByRole('link', { name: 'Resume…' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Resume this automation?' }).waitFor();
+    expect(await status()).to.equal('disabled');
+    await page.getByRole('button', { name: 'Resume automation' }).click();
+    await page.getByRole('button', { name: 'Pause' }).waitFor();
+    expect(await status()).to.equal('enabled');
+    await context.close();
+  });
+
   it('passes axe on every management page at 1280 px and 390 px, light and dark', async () => {
     const pages: [string, string][] = [
       ['webhooks', '/console/webhooks'],
