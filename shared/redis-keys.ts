@@ -55,6 +55,8 @@ export function redisKeys(prefix: string, opts: RedisKeyOptions = {}) {
      * the relay could not confirm the store: the client's resend reuses it (api/smtp/relay-accept.ts).
      */
     relayUnconfirmed: (digest: string) => `${prefix}:relay:unconfirmed:${digest}`,
+    /** The MTA-STS policy of one recipient domain (JSON, expires at its max_age), shared by every worker. */
+    mtaStsPolicy: (domain: string) => `${prefix}:mtasts:${domain}`,
     /** DMARC reports one reporting domain sent one organization in one hour (workers/dmarc-report.ts). */
     dmarcReporter: (orgId: string, reporter: string, hour: number) =>
       `${prefix}:dmarc:reporter:${orgId}:${reporter}:${hour}`,

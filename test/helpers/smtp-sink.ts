@@ -40,7 +40,17 @@ export interface Sink {
   close(): Promise<void>;
 }
 
-export async function startSink(script: Script = () => null, extra: Partial<SMTPServerOptions> = {}): Promise<Sink> {
+/** Where a sink listens: 127.0.0.1 on a free port by default (another address may share a port). */
+export interface SinkAddress {
+  host?: string;
+  port?: number;
+}
+
+export async function startSink(
+  script: Script = () => null,
+  extra: Partial<SMTPServerOptions> = {},
+  at: SinkAddress = {},
+): Promise<Sink> {
   const sink: Sink = {
     port: 0,
     received: [],
@@ -104,7 +114,10 @@ export async function startSink(script: Script = () => null, extra: Partial<SMTP
       if (sink.connections.get(port) === socket) sink.connections.delete(port);
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(at.port ?? 0, at.host ?? '127.0.0.1', resolve);
+  });
   sink.port = (server.server.address() as AddressInfo).port;
   sink.close = track(`smtp sink ${sink.port}`, () => new Promise<void>((resolve) => server.close(() => resolve())));
   return sink;

@@ -5,8 +5,10 @@
 // closes.
 import { EventPublisher, PublishedMarks } from '../../shared/events.js';
 import { Outbound } from '../../shared/mail/outbound/index.js';
-import { smarthostTarget } from '../../shared/mail/outbound/route.js';
+import { MtaSts, RedisPolicyStore } from '../../shared/mail/outbound/mta-sts.js';
+import { createResolver, smarthostTarget } from '../../shared/mail/outbound/route.js';
 import { SmarthostWatch } from '../../shared/mail/outbound/smarthost-watch.js';
+import { trustAnchors } from '../../shared/mail/outbound/tls-policy.js';
 import type { WorkerDeps } from '../deps.js';
 import { BroadcastShare } from './broadcast-share.js';
 import { HandOvers } from './handover.js';
@@ -22,6 +24,11 @@ export interface ProcessOptions {
   acquireTimeoutMs?: number;
   /** Delivery slots per stream (default DELIVERY_CONCURRENCY). */
   concurrency?: number;
+  /**
+   * CA certificates (PEM) trusted beside Node's store for MX certificates and MTA-STS policy
+   * hosts (a process started by the operator uses NODE_EXTRA_CA_CERTS instead).
+   */
+  trustedCa?: string[];
 }
 
 export interface DeliveryProcess {
@@ -60,6 +67,12 @@ function smarthostWatch(deps: WorkerDeps): SmarthostWatch {
   return new SmarthostWatch(`${t.host.includes(':') ? `[${t.host}]` : t.host}:${t.port}`, deps.logger);
 }
 
+/** MTA-STS policies of recipient domains, cached in Redis for every worker. */
+function mtaSts(deps: WorkerDeps, trustedCa: string[] | undefined): MtaSts {
+  const store = new RedisPolicyStore(deps.redis, (domain) => deps.redisKeys.mtaStsPolicy(domain));
+  return new MtaSts(createResolver(deps.config.dnsServers), store, { ca: trustAnchors(trustedCa) });
+}
+
 const processes = new WeakMap<WorkerDeps, { process: DeliveryProcess; users: number }>();
 
 /** The process's shared delivery parts (made at the first call); pair with `leaveProcess`. */
@@ -74,6 +87,8 @@ export function joinProcess(deps: WorkerDeps, opts: ProcessOptions = {}): Delive
     outbound: new Outbound(deps.config, {
       acquireTimeoutMs: opts.acquireTimeoutMs,
       smarthostWatch: deps.config.smtpSmarthost ? smarthostWatch(deps) : undefined,
+      mtaSts: deps.config.smtpSmarthost ? undefined : mtaSts(deps, opts.trustedCa),
+      trustedCa: opts.trustedCa,
     }),
     throttle: new ProviderThrottle(deps.redis, deps.redisKeys, opts.throttle ?? DEFAULT_THROTTLE),
     marks: new PublishedMarks(deps.sql, (err) =>

@@ -5,10 +5,12 @@
 // address (bound as the local address, its own EHLO name), on connections of that address only.
 import { isIP } from 'node:net';
 import type { Config } from '../../config.js';
+import type { MtaSts } from './mta-sts.js';
 import { ConnectionPool, isClosed, settle, type PooledConnection } from './pool.js';
 import { connectionFailure, fromError, fromReply, parseReply } from './reply.js';
 import { Router } from './route.js';
 import type { SmarthostWatch } from './smarthost-watch.js';
+import { applyTlsPolicy, policyError } from './tls-policy.js';
 import type { AttemptResult, OutboundMessage, Route, Source, Target } from './types.js';
 
 export type { AttemptResult, OutboundMessage, Route, Source } from './types.js';
@@ -33,6 +35,10 @@ export interface OutboundOptions {
   acquireTimeoutMs?: number;
   /** Told of every connection to the smarthost: made, or failed (never of a wait for a free one). */
   smarthostWatch?: Pick<SmarthostWatch, 'failed' | 'reached'>;
+  /** Recipient domains' MTA-STS policies (direct MX delivery); none: opportunistic TLS everywhere. */
+  mtaSts?: MtaSts;
+  /** Trust anchors added to Node's store for MX certificates checked under a policy. */
+  trustedCa?: string[];
 }
 
 /** What a connection did with a run of messages (Outbound.sendAll). */
@@ -47,15 +53,22 @@ export class Outbound {
   private readonly router: Router;
   private readonly pool: ConnectionPool;
   private readonly watch: OutboundOptions['smarthostWatch'];
+  private readonly mtaSts: MtaSts | null;
+  private readonly trustedCa: string[] | undefined;
 
   constructor(config: OutboundConfig, opts: OutboundOptions = {}) {
     this.router = new Router(config);
     this.pool = new ConnectionPool(config.outboundConnectionsPerHost, config.heloName, opts.acquireTimeoutMs);
     this.watch = opts.smarthostWatch;
+    this.mtaSts = opts.mtaSts ?? null;
+    this.trustedCa = opts.trustedCa;
   }
 
-  route(domain: string): Promise<Route> {
-    return this.router.route(domain);
+  /** Where mail for `domain` goes, under the domain's TLS policy (tls-policy.ts). */
+  async route(domain: string): Promise<Route> {
+    const route = await this.router.route(domain);
+    if (route.smarthost || route.failure || !this.mtaSts) return route;
+    return applyTlsPolicy(route, await this.mtaSts.policy(domain), this.trustedCa);
   }
 
   /**
@@ -117,8 +130,9 @@ export class Outbound {
         try {
           pc = await this.pool.acquire(target, source, urgent);
         } catch (err) {
-          // Refused, unreachable, bad greeting: the next host by preference gets its chance.
-          lastError = err;
+          // Refused, unreachable, bad greeting, a certificate a policy refuses: the next host by
+          // preference gets its chance.
+          lastError = policyError(target, err);
           if (route.smarthost && (err as { code?: string }).code !== 'EPOOLTIMEOUT') this.watch?.failed(err);
           break;
         }

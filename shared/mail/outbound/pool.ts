@@ -58,7 +58,9 @@ export interface PoolCounts {
 
 function keyOf(t: Target, source: Source | null): string {
   const local = source ? `${source.localAddress}|${source.ehlo ?? ''}` : '';
-  return `${t.host}:${t.port}:${t.secure ? 's' : ''}:${t.auth?.user ?? ''}:${local}`;
+  // A verified session is verified for one name: never lent to an unverified use, nor the reverse.
+  const tls = t.verifyTls || t.requireTls ? `|${t.requireTls ? 'r' : ''}${t.verifyTls ? 'v' : ''}|${t.name ?? ''}` : '';
+  return `${t.host}:${t.port}:${t.secure ? 's' : ''}:${t.auth?.user ?? ''}:${local}${tls}`;
 }
 
 /** Resolves with the first of: the callback, an 'error' or an 'end' of the connection. */
@@ -199,9 +201,11 @@ export class ConnectionPool {
       port: target.port,
       secure: target.secure,
       name: source?.ehlo ?? this.heloName,
-      // Opportunistic STARTTLS like every MTA: encrypt when offered, never refuse for a certificate.
-      opportunisticTLS: true,
-      tls: { rejectUnauthorized: target.verifyTls },
+      // Opportunistic STARTTLS like every MTA (encrypt when offered, never refuse for a certificate)
+      // unless the domain's TLS policy requires it (tls-policy.ts).
+      opportunisticTLS: !target.requireTls,
+      requireTLS: target.requireTls ?? false,
+      tls: { rejectUnauthorized: target.verifyTls, ...(target.ca ? { ca: target.ca } : {}) },
       connectionTimeout: 30_000,
       greetingTimeout: 30_000,
       socketTimeout: 5 * 60_000,

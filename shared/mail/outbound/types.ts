@@ -39,6 +39,12 @@ export interface Target {
   auth?: { user: string; pass: string };
   /** Verify the server certificate (smarthost) or accept any (opportunistic STARTTLS to an MX). */
   verifyTls: boolean;
+  /** STARTTLS or nothing (never plaintext): an MX under an enforced policy (tls-policy.ts). */
+  requireTls?: boolean;
+  /** Trust anchors replacing Node's store for the certificate check (tls-policy.ts `trustAnchors`). */
+  ca?: string[];
+  /** The recipient domain's policy this host is reached under; absent: none. */
+  tlsPolicy?: { policy: 'mta-sts'; mode: 'enforce' | 'testing' };
 }
 
 export interface Route {
