@@ -379,6 +379,7 @@ CREATE TABLE public.email_recipients (
     attempt_job text,
     cap_day date,
     attempt_expires_at timestamp with time zone,
+    tls jsonb,
     CONSTRAINT email_recipients_field_check CHECK ((field = ANY (ARRAY['to'::text, 'cc'::text, 'bcc'::text]))),
     CONSTRAINT email_recipients_status_check CHECK ((status = ANY (ARRAY['scheduled'::text, 'queued'::text, 'sent'::text, 'delivery_delayed'::text, 'delivered'::text, 'bounced'::text, 'rejected'::text, 'failed'::text, 'canceled'::text])))
 );

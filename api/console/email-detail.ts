@@ -84,6 +84,18 @@ function str(v: unknown): string | null {
   return typeof v === 'string' && v !== '' ? v : typeof v === 'number' ? String(v) : null;
 }
 
+/** An attempt's TLS: `TLS TLSv1.3 (TLS_AES_256_GCM_SHA384) · MTA-STS enforce`, `no TLS · opportunistic`. */
+function tlsFact(v: unknown): Safe | null {
+  if (typeof v === 'boolean') return html`<span>TLS ${v ? 'yes' : 'no'}</span>`;
+  if (typeof v !== 'object' || v === null) return null;
+  const t = v as { version?: unknown; cipher?: unknown; policy?: unknown; mode?: unknown };
+  const session = str(t.version)
+    ? html`<span data-tls>TLS ${str(t.version)}${str(t.cipher) ? html` (<code>${str(t.cipher)}</code>)` : ''}</span>`
+    : html`<span data-tls>no TLS</span>`;
+  const policy = [str(t.policy) && t.policy !== 'none' ? String(t.policy).toUpperCase() : null, str(t.mode)];
+  return html`${session} · <span data-tls-policy>${policy.filter(Boolean).join(' ')}</span>`;
+}
+
 /** The facts of one event: attempt, SMTP reply, MX host, TLS (recorded by the delivery worker), detail. */
 function eventFacts(ev: EventRow): Safe {
   const d = ev.data ?? {};
@@ -92,7 +104,8 @@ function eventFacts(ev: EventRow): Safe {
   if (attempt) facts.push(html`<span>attempt ${attempt}</span>`);
   const host = str(d.mx_host);
   if (host) facts.push(html`<span>MX host <code>${host}</code></span>`);
-  if (typeof d.tls === 'boolean') facts.push(html`<span>TLS ${d.tls ? 'yes' : 'no'}</span>`);
+  const tls = tlsFact(d.tls);
+  if (tls) facts.push(tls);
   if (ev.bounce_type) facts.push(html`<span>${ev.bounce_type} bounce</span>`);
   if (ev.detail) facts.push(html`<span>${ev.detail}</span>`);
   if (ev.blocked) facts.push(html`<span>provider block or throttle</span>`);

@@ -83,6 +83,7 @@ function renderEmail(e: EmailRow, recipients: RecipientRow[], baseUrl: string) {
       last_event_at: r.last_event_at?.toISOString() ?? null,
       wait_reason: r.wait_reason,
       last_response: r.last_response,
+      tls: r.tls,
     })),
   };
 }

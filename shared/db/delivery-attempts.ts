@@ -7,6 +7,7 @@ import { newId } from '../ids.js';
 import type { EventRow, NewEvent } from '../events.js';
 import { eventRows } from './events.js';
 import type { Db } from './pool.js';
+import type { TlsFacts } from '../mail/outbound/types.js';
 import type { NewSuppression } from './suppressions.js';
 import { PENDING, type RecipientStatus } from './delivery.js';
 import { jsonParam } from './params.js';
@@ -95,6 +96,8 @@ export interface OutcomePatch {
   lastResponse: string | null;
   lastEvent: string;
   provider: string | null;
+  /** The attempt's TLS, when it was an SMTP attempt (kept: a simulated one leaves the last). */
+  tls?: TlsFacts | null;
   delivered?: boolean;
   complained?: boolean;
 }
@@ -125,6 +128,7 @@ export async function recordOutcomes(db: Db, outcomes: Outcome[]): Promise<Event
     last_response: p.lastResponse,
     last_event: p.lastEvent,
     provider: p.provider,
+    tls: p.tls ?? null,
     delivered: p.delivered ?? false,
     complained: p.complained ?? false,
   }));
@@ -150,12 +154,13 @@ export async function recordOutcomes(db: Db, outcomes: Outcome[]): Promise<Event
       update email_recipients t set status = o.status, wait_reason = o.wait_reason,
              next_attempt_at = o.next_attempt_at, last_response = coalesce(o.last_response, t.last_response),
              last_event = o.last_event, last_event_at = now(), provider = coalesce(o.provider, t.provider),
+             tls = coalesce(o.tls, t.tls),
              delivered_at = case when o.delivered then now() else t.delivered_at end,
              complained_at = case when o.complained then now() else t.complained_at end,
              attempt_started_at = null, attempt_job = null, attempt_expires_at = null, updated_at = now()
       from jsonb_to_recordset(${jsonParam(db, recipients)}::jsonb)
              as o(id text, status text, wait_reason text, next_attempt_at timestamptz, last_response text,
-                  last_event text, provider text, delivered boolean, complained boolean)
+                  last_event text, provider text, tls jsonb, delivered boolean, complained boolean)
       where t.id = o.id returning t.id),
     m as (
       update emails e set last_event = x.last_event, last_event_at = now(), updated_at = now()

@@ -3,6 +3,7 @@
 // mode (test and live are listed apart) and, for a restricted key, its domains.
 import type { EventRow } from '../events.js';
 import type { Mode } from '../keys.js';
+import type { TlsFacts } from '../mail/outbound/types.js';
 import { defaultStream, type Stream } from '../streams.js';
 import type { Db } from './pool.js';
 import { unnestRows, type ColumnSpec } from './unnest.js';
@@ -91,6 +92,7 @@ export interface RecipientRow {
   last_response: string | null;
   last_event: string | null;
   last_event_at: Date | null;
+  tls: TlsFacts | null;
 }
 
 /** What a key may see: its org, its mode and, when restricted, its domains. */
@@ -237,7 +239,7 @@ export async function getEmail(db: Db, s: EmailScope, id: string): Promise<Email
 
 export async function listRecipients(db: Db, emailId: string): Promise<RecipientRow[]> {
   return await db<RecipientRow[]>`
-    select id, field, address, email, status, wait_reason, last_response, last_event, last_event_at
+    select id, field, address, email, status, wait_reason, last_response, last_event, last_event_at, tls
     from email_recipients where email_id = ${emailId} order by id`;
 }
 

@@ -255,7 +255,7 @@ describe('console: emails', function () {
                 'bob@example.com', null, '{}', ${`${bob!.id}:sent`}),
                (${newId('evt')}, ${org.organization.id}, 'live', 'email.delivery_delayed', ${ids.receipt}, ${bob!.id},
                 'bob@example.com', 'TransientCommunicationFailure',
-                ${sql.json({ attempt: 1, response: '451 4.7.1 greylisted, try later', mx_host: 'mx1.example.com', tls: true })},
+                ${sql.json({ attempt: 1, response: '451 4.7.1 greylisted, try later', mx_host: 'mx1.example.com', tls: { version: 'TLSv1.3', cipher: 'TLS_AES_256_GCM_SHA384', policy: 'mta-sts', mode: 'enforce' } })},
                 ${`${bob!.id}:delayed:1`})`;
       const res = await member.get(`/console/emails/${ids.receipt}`);
       expect(res.status).to.equal(200);
@@ -274,7 +274,8 @@ describe('console: emails', function () {
       );
       expect(block).to.contain('attempt 1');
       expect(block).to.contain('MX host <code>mx1.example.com</code>');
-      expect(block).to.contain('TLS yes');
+      expect(block).to.contain('TLS TLSv1.3 (<code>TLS_AES_256_GCM_SHA384</code>)');
+      expect(block).to.contain('<span data-tls-policy>MTA-STS enforce</span>');
       expect(block).to.contain('SMTP reply: <code>451 4.7.1 greylisted, try later</code>');
       expect(block).to.contain('TransientCommunicationFailure');
       // The member reads it all but gets no action.

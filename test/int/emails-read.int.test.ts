@@ -69,6 +69,7 @@ describe('emails: list, get, events, reschedule, cancel', () => {
           last_event_at: null,
           wait_reason: null,
           last_response: null,
+          tls: null,
         },
         {
           email: 'c@example.com',
@@ -77,6 +78,7 @@ describe('emails: list, get, events, reschedule, cancel', () => {
           last_event_at: null,
           wait_reason: null,
           last_response: null,
+          tls: null,
         },
       ]);
     });

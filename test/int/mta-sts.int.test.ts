@@ -38,6 +38,8 @@ describe('MTA-STS on direct MX delivery', () => {
   let https: Server;
   let deps: WorkerDeps;
   let worker: DeliveryWorkers;
+  /** A key that reads the emails (GET /emails/{id}). */
+  let reader: { token: string };
   /** Policy files by policy host name (`mta-sts.<domain>`), and the fetches each one served. */
   const policies = new Map<string, string>();
   const fetches = new Map<string, number>();
@@ -57,6 +59,7 @@ describe('MTA-STS on direct MX delivery', () => {
     const domain = org.domains['acme.test']!;
     await api.deps.sql`update domains set verified_at = now() - interval '60 days' where id = ${domain.id}`;
     await giveDkimKey(api.deps.sql, domain.id);
+    reader = await org.mint({ permission: 'FULL' });
     ca = makeTestCa();
     const mxNames = ['mx.good-enforce.test', 'mx.testing.test', 'other.unlisted.test', 'mx.enforce.test'];
     good = await startSink(() => null, { ...ca.issue(mxNames.slice(0, 3)) }, { host: GOOD });
@@ -142,6 +145,14 @@ describe('MTA-STS on direct MX delivery', () => {
     const delayed = events.filter((e) => e.type === 'email.delivery_delayed');
     expect(delayed).to.not.be.empty;
     for (const e of delayed) expect(e.data.response).to.match(/MTA-STS \(enforce\): mx\.enforce\.test: /);
+    // The attempt's TLS: none was had, under the enforced policy.
+    const tls = { version: null, cipher: null, policy: 'mta-sts', mode: 'enforce' };
+    for (const e of delayed) expect((e.data as { tls?: unknown }).tls).to.deep.equal(tls);
+    const res = await api.request('GET', `/api/v1/emails/${emailId}`, { token: reader.token });
+    expect(res.status).to.equal(200);
+    const [apiRecipient] = (res.json as { recipients: { tls: unknown; wait_reason: string }[] }).recipients;
+    expect(apiRecipient!.tls).to.deep.equal(tls);
+    expect(apiRecipient!.wait_reason).to.include('MTA-STS (enforce)');
     // Never plaintext, never the wrong host: no message reached either server.
     expect(receivedBy(bad, 'someone@enforce.test')).to.be.empty;
     expect(receivedBy(good, 'someone@enforce.test')).to.be.empty;
@@ -169,10 +180,17 @@ describe('MTA-STS on direct MX delivery', () => {
 
   it('enforce: an allowed MX with a valid certificate is delivered over TLS', async () => {
     publish('good-enforce.test', 'mx.good-enforce.test', GOOD, 'g1', policyFile('enforce', ['*.good-enforce.test']));
-    const { recipientId } = await send('someone@good-enforce.test');
+    const { emailId, recipientId } = await send('someone@good-enforce.test');
     await waitFor('delivered', async () => (await recipient(recipientId)).status === 'delivered');
     const [m] = receivedBy(good, 'someone@good-enforce.test');
     expect(m?.secure).to.equal(true);
+    const [delivered] = await api.deps.sql<{ data: { tls: Record<string, unknown> } }[]>`
+      select data from events where email_id = ${emailId} and type = 'email.delivered'`;
+    expect(delivered!.data.tls).to.include({ policy: 'mta-sts', mode: 'enforce' });
+    expect(delivered!.data.tls.version).to.match(/^TLSv1\.[23]$/);
+    const res = await api.request('GET', `/api/v1/emails/${emailId}`, { token: reader.token });
+    const [apiRecipient] = (res.json as { recipients: { tls: unknown }[] }).recipients;
+    expect(apiRecipient!.tls).to.deep.equal(delivered!.data.tls);
   });
 
   it('enforce: an MX the policy does not name is never tried', async () => {

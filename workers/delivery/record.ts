@@ -72,21 +72,27 @@ function expire(deps: WorkerDeps, email: DeliveryEmail, v: Verdict, now: Date): 
 
 /**
  * What the attempt behind an outcome was (the console's timeline shows it): its number, the reply,
- * the host that answered and whether the session was encrypted. Kept in the event's `data`, which
- * webhook payloads do not carry.
+ * the host that answered and its TLS (`{version, cipher, policy, mode}`). Kept in the event's
+ * `data`, which webhook payloads do not carry.
  */
 export function attemptData(r: RecipientRef, v: Verdict): Record<string, unknown> {
   return {
     attempt: r.attempts,
     response: v.response,
     ...(v.via?.host ? { mx_host: v.via.host } : {}),
-    ...(typeof v.via?.tls === 'boolean' ? { tls: v.via.tls } : {}),
+    ...(v.via?.tls ? { tls: v.via.tls } : {}),
   };
 }
 
 function plan(deps: WorkerDeps, email: DeliveryEmail, r: RecipientRef, verdict: Verdict, now: Date): Plan {
   const v = expire(deps, email, verdict, now);
-  const base = { waitReason: null, nextAttemptAt: null, lastResponse: v.response, provider: r.provider };
+  const base = {
+    waitReason: null,
+    nextAttemptAt: null,
+    lastResponse: v.response,
+    provider: r.provider,
+    tls: v.via?.tls ?? null,
+  };
   const data = attemptData(r, v);
   const ev = (type: EmailEventType, key: string, extra: Partial<NewEvent> = {}) =>
     eventOf(email, r, type, `${r.id}:${key}`, { data, ...extra });

@@ -1,12 +1,12 @@
 // What one attempt on one recipient came to, whatever produced it (SMTP or the test-mode
 // simulation), and how that becomes the recipient's next state.
 import type { BounceType } from '../../shared/events.js';
-import type { AttemptResult } from '../../shared/mail/outbound/types.js';
+import type { AttemptResult, TlsFacts } from '../../shared/mail/outbound/types.js';
 
-/** Where an SMTP attempt went: the host that answered and whether the session was encrypted. */
+/** Where an SMTP attempt went: the host that answered and the attempt's TLS. */
 export interface Via {
   host: string | null;
-  tls: boolean | null;
+  tls: TlsFacts | null;
 }
 
 export type Verdict = (

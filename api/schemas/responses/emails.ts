@@ -85,6 +85,21 @@ export const emailResponses: Record<string, Schema> = {
     last_event_at: timeOrNull,
     wait_reason: { type: ['string', 'null'], description: 'Why a recipient still waits (retry time and reply).' },
     last_response: strOrNull,
+    tls: {
+      oneOf: [
+        object({
+          version: {
+            ...strOrNull,
+            description: 'The session’s TLS protocol (`TLSv1.3`); null: plaintext or no session.',
+          },
+          cipher: strOrNull,
+          policy: oneOf(['mta-sts', 'dane', 'none']),
+          mode: { ...str, description: '`enforce` or `testing` (the policy’s), else `verified` or `opportunistic`.' },
+        }),
+        { type: 'null' },
+      ],
+      description: 'The TLS of the last delivery attempt; null before the first.',
+    },
   }),
   EmailEvent: object(
     {

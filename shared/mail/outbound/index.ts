@@ -10,7 +10,7 @@ import { ConnectionPool, isClosed, settle, type PooledConnection } from './pool.
 import { connectionFailure, fromError, fromReply, parseReply } from './reply.js';
 import { Router } from './route.js';
 import type { SmarthostWatch } from './smarthost-watch.js';
-import { applyTlsPolicy, policyError } from './tls-policy.js';
+import { applyTlsPolicy, policyError, tlsFacts } from './tls-policy.js';
 import type { AttemptResult, OutboundMessage, Route, Source, Target } from './types.js';
 
 export type { AttemptResult, OutboundMessage, Route, Source } from './types.js';
@@ -113,6 +113,7 @@ export class Outbound {
   ): Promise<void> {
     let pending = [...messages];
     let lastError: unknown = new Error(`no host to deliver ${route.domain} to`);
+    let lastTarget: Target | null = null;
     // A local address reaches only hosts of its own family (an IPv4 pool address dials no IPv6 MX).
     const family = source ? isIP(source.localAddress) : 0;
     const targets = route.targets.filter((t) => family === 0 || isIP(t.host) === 0 || isIP(t.host) === family);
@@ -128,6 +129,7 @@ export class Outbound {
       while (stale && pending.length > 0) {
         let pc: PooledConnection;
         try {
+          lastTarget = target;
           pc = await this.pool.acquire(target, source, urgent);
         } catch (err) {
           // Refused, unreachable, bad greeting, a certificate a policy refuses: the next host by
@@ -149,7 +151,8 @@ export class Outbound {
         stale = outcome.stale;
       }
     }
-    for (const m of pending) after(m, connectionFailure(lastError, null));
+    const failure = connectionFailure(lastError, null);
+    for (const m of pending) after(m, lastTarget ? { ...failure, tls: tlsFacts(lastTarget, null) } : failure);
   }
 
   /**
@@ -168,7 +171,7 @@ export class Outbound {
   ): Promise<Sent> {
     const host = target.host;
     // What the console shows: the MX host's name (the address when it has none) and the session's TLS.
-    const via = () => ({ hostName: target.name ?? target.host, tls: pc.conn.secure });
+    const via = () => ({ hostName: target.name ?? target.host, tls: tlsFacts(target, pc.conn._socket) });
     let dirty = false;
     let first = true;
     for (let i = 0; i < messages.length; i++) {

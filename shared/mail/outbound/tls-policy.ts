@@ -4,10 +4,10 @@
 // certificate valid for its name and chained to a trusted CA; anything else is a temporary
 // failure whose text names MTA-STS, never a bounce and never plaintext.
 import { isIP } from 'node:net';
-import { rootCertificates } from 'node:tls';
+import { rootCertificates, TLSSocket } from 'node:tls';
 import { connectionFailure } from './reply.js';
 import type { StsPolicy } from './mta-sts.js';
-import type { Route, Target } from './types.js';
+import type { Route, Target, TlsFacts } from './types.js';
 
 /** RFC 8461 §4.1: `*.example.com` matches one label left of `example.com`, nothing more. */
 export function mxAllowed(host: string, patterns: string[]): boolean {
@@ -42,7 +42,15 @@ export function applyTlsPolicy(route: Route, policy: StsPolicy | null, ca?: stri
     ),
     { code: 'EMTASTS' },
   );
-  return { ...route, targets: [], failure: connectionFailure(err, null) };
+  const facts: TlsFacts = { version: null, cipher: null, ...tls };
+  return { ...route, targets: [], failure: { ...connectionFailure(err, null), tls: facts } };
+}
+
+/** The TLS of an attempt on `target` over `socket` (none: no session was had). */
+export function tlsFacts(target: Target, socket: unknown): TlsFacts {
+  const policy = target.tlsPolicy ?? { policy: 'none' as const, mode: target.verifyTls ? 'verified' : 'opportunistic' };
+  if (!(socket instanceof TLSSocket)) return { version: null, cipher: null, ...policy };
+  return { version: socket.getProtocol(), cipher: socket.getCipher()?.name ?? null, ...policy };
 }
 
 /**

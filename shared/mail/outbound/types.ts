@@ -15,8 +15,22 @@ export interface AttemptResult {
   host: string | null;
   /** The MX host's name (or the smarthost's), when a session was had: `host` may be its address. */
   hostName?: string | null;
-  /** Whether the session was encrypted (implicit TLS or STARTTLS), when a session was had. */
-  tls?: boolean | null;
+  /** The attempt's TLS: the session's (when one was had) under the domain's policy. */
+  tls?: TlsFacts | null;
+}
+
+/** What an attempt's TLS was (DESIGN §19), recorded with it. */
+export interface TlsFacts {
+  /** The session's protocol (`TLSv1.3`); null: plaintext, or no session was had. */
+  version: string | null;
+  /** The session's cipher suite (OpenSSL name); null as `version`. */
+  cipher: string | null;
+  policy: 'mta-sts' | 'dane' | 'none';
+  /**
+   * The policy's mode (`enforce`, `testing`); without one, `verified` (the certificate is checked:
+   * a smarthost) or `opportunistic` (any certificate, plaintext when STARTTLS is not offered).
+   */
+  mode: string;
 }
 
 export interface OutboundMessage {
