@@ -1,7 +1,8 @@
-// `tern domain add` through its command module, against the same database and Redis prefix as a
+// `tern domain add` and `tern domain verify` through their command module, against the same database and Redis prefix as a
 // running API (as an operator runs it next to the web processes).
 import { expect } from 'chai';
-import { domainAdd, type DomainCliContext } from '../../api/cli/commands/domain.js';
+import { domainAdd, domainVerify, type DomainCliContext } from '../../api/cli/commands/domain.js';
+import { publishRecords, startDns, type ApiRecord, type TestDns } from '../helpers/dns.js';
 import { seedOrg, type SeededOrg } from '../helpers/seed.js';
 import { startApi, type TestApi } from '../helpers/stack.js';
 import { waitFor } from '../helpers/wait.js';
@@ -9,12 +10,17 @@ import { waitFor } from '../helpers/wait.js';
 describe('tern domain add', () => {
   let api: TestApi;
   let org: SeededOrg;
+  let dns: TestDns;
 
   before(async () => {
-    api = await startApi({ env: { MX_HOST: 'mx.cli.test' } });
+    dns = await startDns();
+    api = await startApi({ env: { MX_HOST: 'mx.cli.test', DNS_SERVERS: dns.server } });
     org = await seedOrg(api.deps.sql);
   });
-  after(async () => api.close());
+  after(async () => {
+    await api.close();
+    await dns.close();
+  });
 
   function context(printed: { json: unknown[]; out: string[] }): DomainCliContext {
     return {
@@ -56,6 +62,35 @@ describe('tern domain add', () => {
         (await api.request('GET', '/keys/me', { token: org.key.token })).json.domains.includes('forced.example'),
       10_000,
     );
+  });
+
+  it('verify: a domain added without --verified fails while unpublished and is verified once its records are', async () => {
+    const printed = { json: [] as unknown[], out: [] as string[] };
+    await domainAdd.run({ org: org.organization.id, name: 'later.example', json: true }, context(printed));
+    const { domain } = printed.json[0] as { domain: { id: string; records: ApiRecord[] } };
+    const check = async () => {
+      const out = { json: [] as unknown[], out: [] as string[] };
+      await domainVerify.run({ org: org.organization.id, name: 'Later.Example' }, context(out));
+      return out.out;
+    };
+    const first = await check();
+    expect(first[0]).to.match(/^Domain {2}dom_\S+ {2}later\.example {2}failed$/);
+    expect(first.join('\n')).to.match(/tern\._domainkey\.later\.example {2}TXT {2}v=DKIM1; .* {2}failed/);
+    publishRecords(dns, domain.records);
+    const second = await check();
+    expect(second[0]).to.match(/^Domain {2}dom_\S+ {2}later\.example {2}verified$/);
+    expect(second.join('\n')).to.match(/tern\._domainkey\.later\.example {2}TXT {2}v=DKIM1; .* {2}verified/);
+    // The same events as the API's check, and the API sees the verdict.
+    const events = await api.deps.sql<{ type: string }[]>`
+      select type from events where domain_id = ${domain.id} and type like 'domain.%' order by id`;
+    expect(events.map((e) => e.type)).to.include('domain.verified');
+    const res = await api.request('GET', `/domains/${domain.id}`, { token: org.key.token });
+    expect(res.json.status).to.equal('verified');
+    let caught: unknown;
+    await domainVerify
+      .run({ org: org.organization.id, name: 'nope.example' }, context(printed))
+      .catch((err: unknown) => (caught = err));
+    expect((caught as Error).message).to.equal(`domain nope.example not found in organization ${org.organization.id}`);
   });
 
   it('fails with a message naming the problem: unknown org, bad name, duplicate', async () => {

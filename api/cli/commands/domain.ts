@@ -1,3 +1,7 @@
+// `tern domain verify`: looks a domain's records up again now, as POST /domains/{id}/verify does
+// (the same check, the same domain.verified / domain.failed events), and prints each record's
+// state: the only way to verify from the CLI a domain added without `--verified`.
+//
 // `tern domain add`: adds a sending domain to an organization (DKIM key and records, as
 // POST /domains does) and prints the DNS records to publish. `--verified` is the operator
 // override that marks the domain verified without looking at DNS; it is logged
@@ -10,10 +14,13 @@
 // `...domainCommands` in its literal list.
 import { pino } from 'pino';
 import { loadConfig, type ToolConfig } from '../../../shared/config.js';
+import { getOrgDomain } from '../../../shared/db/domains.js';
 import { getOrg } from '../../../shared/db/orgs.js';
 import type { Sql } from '../../../shared/db/pool.js';
 import type { DomainRecord } from '../../../shared/domains/records.js';
+import { checkDomain } from '../../../shared/domains/check.js';
 import { DomainSetupError, provisionDomain } from '../../../shared/domains/setup.js';
+import { createQueues } from '../../../shared/queues.js';
 import type { Redis } from '../../../shared/redis.js';
 import { redisKeys } from '../../../shared/redis-keys.js';
 
@@ -55,7 +62,7 @@ async function announce(ctx: DomainCliContext, orgId: string): Promise<string | 
     await redis.publish(redisKeys(ctx.config().redisPrefix).authInvalidate, `org:${orgId}`);
     return null;
   } catch (err) {
-    return `the domain is added, but running web processes could not be told on Redis (${(err as Error).message}); they see it within 30 s`;
+    return `saved, but running web processes could not be told on Redis (${(err as Error).message}); they see it within 30 s`;
   }
 }
 
@@ -112,4 +119,41 @@ export const domainAdd = {
   },
 };
 
-export const domainCommands = [domainAdd];
+export const domainVerify = {
+  name: 'domain verify',
+  summary: "look a domain's DNS records up again now and print each record's state",
+  options: {
+    org: { type: 'string', value: 'org_id', help: 'organization id', required: true },
+    name: { type: 'string', value: 'domain', help: 'domain name or id', required: true },
+    json: { type: 'boolean', help: 'print the result as JSON' },
+  } satisfies Record<string, OptionSpec>,
+  async run(values: Values, ctx: DomainCliContext): Promise<void> {
+    const orgId = String(values.org).trim();
+    const ref = String(values.name).trim().toLowerCase().replace(/\.$/, '');
+    const sql = ctx.sql();
+    const config = ctx.config();
+    if (!(await getOrg(sql, orgId))) throw new DomainCommandError(`organization ${orgId} not found`);
+    const d = await getOrgDomain(sql, orgId, ref);
+    if (!d) throw new DomainCommandError(`domain ${ref} not found in organization ${orgId}`);
+    // The verdict's events (domain.verified, domain.failed) go out through the same queues as the API's.
+    const redis = await ctx.redis();
+    const queues = createQueues(redis, redisKeys(config.redisPrefix).bullPrefix);
+    let saved;
+    try {
+      saved = await checkDomain(sql, config, d, queues);
+    } finally {
+      await queues.close();
+    }
+    if (!saved) throw new DomainCommandError(`domain ${ref} was removed during the check`);
+    const warning = saved.status !== d.status ? await announce(ctx, orgId) : null;
+    if (warning) process.stderr.write(`tern domain verify: ${warning}\n`);
+    const records = saved.records as DomainRecord[];
+    if (values.json) {
+      return ctx.json({ domain: { id: saved.id, name: saved.name, status: saved.status, records } });
+    }
+    ctx.out(`Domain  ${saved.id}  ${saved.name}  ${saved.status}`);
+    for (const [i, line] of recordLines(records).entries()) ctx.out(`${line}  ${records[i]!.status}`);
+  },
+};
+
+export const domainCommands = [domainAdd, domainVerify];
