@@ -74,6 +74,7 @@ describe('MTA-STS on direct MX delivery', () => {
       ['*.enforce.test', '*.good-enforce.test', '*.testing.test', '*.unlisted.test', '*.rotate.test'].concat([
         '*.mismatch.test',
         '*.plaintext.test',
+        '*.nofile.test',
       ]),
     );
     policyCert.cert += ca.cert;
@@ -227,6 +228,15 @@ describe('MTA-STS on direct MX delivery', () => {
     await waitFor('delivered', async () => (await recipient(recipientId)).status === 'delivered');
     expect(fetches.get('mta-sts.rotate.test')).to.equal(2);
     expect(receivedBy(bad, 'someone@rotate.test')).to.have.length(1);
+  });
+
+  it('a policy that cannot be fetched (HTTP 404) leaves the domain without one: delivered', async () => {
+    publish('nofile.test', 'mx.nofile.test', BAD, 'n1', '');
+    policies.delete('mta-sts.nofile.test');
+    const { recipientId } = await send('someone@nofile.test');
+    await waitFor('delivered', async () => (await recipient(recipientId)).status === 'delivered');
+    expect(fetches.get('mta-sts.nofile.test')).to.be.at.least(1);
+    expect(receivedBy(bad, 'someone@nofile.test')).to.have.length(1);
   });
 
   it('a domain without a policy keeps opportunistic TLS (the self-signed MX receives)', async () => {

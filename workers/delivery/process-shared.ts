@@ -67,10 +67,28 @@ function smarthostWatch(deps: WorkerDeps): SmarthostWatch {
   return new SmarthostWatch(`${t.host.includes(':') ? `[${t.host}]` : t.host}:${t.port}`, deps.logger);
 }
 
+/** How often one domain's unavailable MTA-STS policy is logged at most. */
+const POLICY_WARN_EVERY_MS = 5 * 60_000;
+
 /** MTA-STS policies of recipient domains, cached in Redis for every worker. */
 function mtaSts(deps: WorkerDeps, trustedCa: string[] | undefined): MtaSts {
+  const warned = new Map<string, number>();
   const store = new RedisPolicyStore(deps.redis, (domain) => deps.redisKeys.mtaStsPolicy(domain));
-  return new MtaSts(createResolver(deps.config.dnsServers), store, { ca: trustAnchors(trustedCa) });
+  return new MtaSts(createResolver(deps.config.dnsServers), store, {
+    ca: trustAnchors(trustedCa),
+    onFetchError: (domain, id, err, cached) => {
+      const now = Date.now();
+      if (now - (warned.get(domain) ?? -Infinity) < POLICY_WARN_EVERY_MS) return;
+      if (warned.size >= 10_000) warned.clear();
+      warned.set(domain, now);
+      deps.logger.warn(
+        { event: 'MTA_STS_POLICY_UNAVAILABLE', domain, id, cached, err },
+        cached
+          ? 'MTA-STS policy not fetched; the cached one stays in force'
+          : 'MTA-STS policy not fetched; delivering as without one',
+      );
+    },
+  });
 }
 
 const processes = new WeakMap<WorkerDeps, { process: DeliveryProcess; users: number }>();

@@ -50,12 +50,19 @@ export class RedisPolicyStore implements PolicyStore {
 
 const POLICY_MAX_BYTES = 64 * 1024;
 const POLICY_FETCH_MS = 10_000;
+/** A policy that could not be fetched is not asked for again (by this process) for this long. */
+const RETRY_FETCH_MS = 5 * 60_000;
 
 export interface MtaStsOptions {
   /** Trust anchors for the policy host's certificate (default: Node's store, with NODE_EXTRA_CA_CERTS). */
   ca?: string[];
   /** HTTPS port of policy hosts (443). */
   port?: number;
+  /**
+   * Told when a domain announces a policy (TXT id) that cannot be fetched or parsed; `cached`
+   * says whether a previous policy stays in force meanwhile.
+   */
+  onFetchError?: (domain: string, id: string, err: unknown, cached: boolean) => void;
 }
 
 function notFound(err: unknown): boolean {
@@ -64,6 +71,9 @@ function notFound(err: unknown): boolean {
 }
 
 export class MtaSts {
+  /** `<domain> <id>` whose fetch failed, and until when it is not tried again. */
+  private readonly failed = new Map<string, number>();
+
   constructor(
     private readonly resolver: Resolver,
     private readonly store: PolicyStore,
@@ -86,6 +96,9 @@ export class MtaSts {
     }
     // No record: a cached policy stays in force until it expires (RFC 8461 §3.2).
     if (!id || cached?.id === id) return cached;
+    // A policy host that fails (or hangs for 10 s) is not asked again at every routing.
+    const attempt = `${domain} ${id}`;
+    if ((this.failed.get(attempt) ?? 0) > Date.now()) return cached;
     try {
       const text = await this.fetch(domain);
       const parsed = parsePolicy(text);
@@ -99,7 +112,10 @@ export class MtaSts {
       };
       await this.store.set(domain, policy).catch(() => {});
       return policy;
-    } catch {
+    } catch (err) {
+      if (this.failed.size >= 10_000) this.failed.clear();
+      this.failed.set(attempt, Date.now() + RETRY_FETCH_MS);
+      this.opts.onFetchError?.(domain, id, err, cached !== null);
       return cached;
     }
   }
