@@ -206,9 +206,14 @@ describe('MTA-STS on direct MX delivery', () => {
 
   it('testing: the same bad certificate is delivered', async () => {
     publish('testing.test', 'mx.testing.test', BAD, 't1', policyFile('testing', ['mx.testing.test']));
-    const { recipientId } = await send('someone@testing.test');
+    const { emailId, recipientId } = await send('someone@testing.test');
     await waitFor('delivered', async () => (await recipient(recipientId)).status === 'delivered');
     expect(receivedBy(bad, 'someone@testing.test')).to.have.length(1);
+    // Reported with the attempt: encrypted, under the testing policy.
+    const [delivered] = await api.deps.sql<{ data: { tls: Record<string, unknown> } }[]>`
+      select data from events where email_id = ${emailId} and type = 'email.delivered'`;
+    expect(delivered!.data.tls).to.include({ policy: 'mta-sts', mode: 'testing' });
+    expect(delivered!.data.tls.version).to.match(/^TLSv1\.[23]$/);
   });
 
   it('caches a policy by id in Redis, and fetches it again when the id changes', async () => {
