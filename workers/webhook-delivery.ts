@@ -13,7 +13,7 @@ import {
 } from '../shared/db/webhook-deliveries.js';
 import { markWebhookFailing, markWebhookHealthy } from '../shared/db/webhooks.js';
 import { fireOrgEvent } from '../shared/org-events.js';
-import { QUEUE_NAMES, TAKEOVER_LOCKS, type WebhookDeliveryJob } from '../shared/queues.js';
+import { QUEUE_NAMES, TAKEOVER_LOCKS, type WebhookDeliveryJob, WORKER_RETRY } from '../shared/queues.js';
 import { OUTAGE_WAIT_MS, retryTransient } from '../shared/transient.js';
 import { systemLookup, type LookupFn } from '../shared/webhooks/ssrf.js';
 import { secretBox, type SecretBox } from '../shared/secrets.js';
@@ -207,6 +207,7 @@ export function startWebhookDelivery(
     {
       connection: deps.bull,
       prefix: deps.redisKeys.bullPrefix,
+      ...WORKER_RETRY,
       concurrency: opts.concurrency,
       // A stalled job (its worker died) comes back for one more attempt rather than failing, and
       // within seconds of the lock lapsing: the sweeper leaves a job BullMQ still calls active.

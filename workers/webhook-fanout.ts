@@ -11,7 +11,7 @@ import { UnrecoverableError, Worker } from 'bullmq';
 import { insertFanout, type NewDelivery } from '../shared/db/webhook-deliveries.js';
 import { claimEventsForFanout, loadEventsForFanout, type EventToFanOut } from '../shared/db/webhook-events.js';
 import type { Db } from '../shared/db/pool.js';
-import { QUEUE_NAMES, type EventJob } from '../shared/queues.js';
+import { QUEUE_NAMES, type EventJob, WORKER_RETRY } from '../shared/queues.js';
 import { retryTransient } from '../shared/transient.js';
 import { buildEnvelope, serialise } from '../shared/webhooks/payload.js';
 import { enqueueDeliveries } from '../shared/webhooks/rules.js';
@@ -110,6 +110,7 @@ export function startWebhookFanout(deps: WorkerDeps, opts: FanoutOptions = {}): 
   const worker = new Worker<EventJob>(QUEUE_NAMES.webhookFanout, () => drainer.kick(), {
     connection: deps.bull,
     prefix: deps.redisKeys.bullPrefix,
+    ...WORKER_RETRY,
     // Wake-ups cost a promise each while they wait for the drain.
     concurrency: opts.concurrency ?? 50,
   });
