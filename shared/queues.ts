@@ -128,6 +128,12 @@ export async function enqueueMail(
  */
 export const TAKEOVER_LOCKS = { lockDuration: 15_000, stalledInterval: 5_000 } as const;
 
+/**
+ * Every worker's pause before fetching again after a failed fetch (Redis away): BullMQ's default
+ * of 15 s kept a worker idle that long after a Redis restart; a second is enough between tries.
+ */
+export const WORKER_RETRY = { runRetryDelay: 1000 } as const;
+
 /** Jobs keep a bounded history in Redis; Postgres is the record. */
 export const DEFAULT_JOB_OPTIONS: JobsOptions = {
   removeOnComplete: { count: 1000 },

@@ -43,6 +43,8 @@ export function redisKeys(prefix: string, opts: RedisKeyOptions = {}) {
     deliverySentinel: `${prefix}:delivery:sentinel`,
     /** The broadcast workers' own sentinel, as `deliverySentinel` is the delivery workers'. */
     broadcastSentinel: `${prefix}:broadcast:sentinel`,
+    /** The same for webhook delivery workers: found missing, the webhook deliveries are swept back. */
+    webhookSentinel: `${prefix}:webhook:sentinel`,
     /** JSON of the delivery sweeper's last finished run ({ finished_at, requeued }), for the console's Queues page. */
     deliverySweepLast: `${prefix}:delivery:sweep:last`,
     /**

@@ -93,6 +93,9 @@ class SentinelRedis extends SingleRedis {
       }
     };
     self.connector.connect = again;
+    // A client ended by quit() leaves its failover detector's Sentinel connections open (only the
+    // connector's disconnect closes them), which would keep a CLI command from exiting.
+    this.on('end', () => (self.connector as unknown as { disconnect(): void }).disconnect());
   }
 
   override duplicate<Override extends Partial<RedisOptions> | undefined = undefined>(

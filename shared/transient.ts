@@ -22,6 +22,11 @@ const CODES = new Set([
   // serialization_failure, deadlock_detected: the statement may simply be run again
   '40001',
   '40P01',
+  // read_only_sql_transaction: a write on a standby. With a host list, postgres.js's read-write
+  // test (default_transaction_read_only only) takes a standby in recovery for a primary, so
+  // between a primary's death and the standby's promotion the pool's sessions sit there; the
+  // promotion makes the same sessions writable.
+  '25006',
 ]);
 
 /**

@@ -31,7 +31,7 @@ import { enqueueDeliveries } from '../shared/webhooks/rules.js';
 import type { TxSql } from '../shared/db/pool.js';
 import { stepType, type AutomationStep } from '../shared/automation-steps.js';
 import { streamOf } from '../shared/prom/labels.js';
-import { enqueueMail, QUEUE_NAMES, TAKEOVER_LOCKS, type AutomationJob } from '../shared/queues.js';
+import { enqueueMail, QUEUE_NAMES, TAKEOVER_LOCKS, type AutomationJob, WORKER_RETRY } from '../shared/queues.js';
 import type { QueueConsumer, WorkerDeps } from './deps.js';
 import { takeStep, type Contact, type SideEffects, type StepResult } from './automation/steps.js';
 import { logWorkerErrors } from './worker-errors.js';
@@ -244,7 +244,13 @@ export function startAutomationWorker(deps: WorkerDeps, opts: AutomationWorkerOp
   const worker = new Worker<AutomationJob>(
     QUEUE_NAMES.automation,
     async (job: Job<AutomationJob>) => (await processRunStep(deps, job.data)).kind,
-    { connection: deps.bull, prefix: deps.redisKeys.bullPrefix, concurrency: opts.concurrency ?? 8, ...TAKEOVER_LOCKS },
+    {
+      connection: deps.bull,
+      prefix: deps.redisKeys.bullPrefix,
+      ...WORKER_RETRY,
+      concurrency: opts.concurrency ?? 8,
+      ...TAKEOVER_LOCKS,
+    },
   );
   worker.on('failed', (job, err) =>
     deps.logger.error({ event: 'AUTOMATION_STEP_FAILED', runId: job?.data.runId, err }, 'automation step failed'),

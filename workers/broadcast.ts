@@ -37,7 +37,7 @@ import type { TxSql } from '../shared/db/pool.js';
 import { findSegment } from '../shared/db/segments.js';
 import { findTemplateVersion, type TemplateVersionRow } from '../shared/db/templates.js';
 import { streamOf } from '../shared/prom/labels.js';
-import { enqueueMail, QUEUE_NAMES, TAKEOVER_LOCKS, type BroadcastJob } from '../shared/queues.js';
+import { enqueueMail, QUEUE_NAMES, TAKEOVER_LOCKS, type BroadcastJob, WORKER_RETRY } from '../shared/queues.js';
 import type { SegmentFilter } from '../shared/segment-filter.js';
 import { OUTAGE_WAIT_MS, retryTransient, type RetryOptions } from '../shared/transient.js';
 import type { QueueConsumer, WorkerDeps } from './deps.js';
@@ -289,7 +289,13 @@ export function startBroadcastWorker(deps: WorkerDeps, opts: BroadcastWorkerOpti
       });
       return r.kind === 'done' || r.kind === 'more' ? { kind: r.kind, counts: r.counts } : r;
     },
-    { connection: deps.bull, prefix: deps.redisKeys.bullPrefix, concurrency: opts.concurrency ?? 4, ...TAKEOVER_LOCKS },
+    {
+      connection: deps.bull,
+      prefix: deps.redisKeys.bullPrefix,
+      ...WORKER_RETRY,
+      concurrency: opts.concurrency ?? 4,
+      ...TAKEOVER_LOCKS,
+    },
   );
   worker.on('failed', (job, err) =>
     deps.logger.error({ event: 'BROADCAST_BATCH_FAILED', broadcastId: job?.data.broadcastId, err }, 'batch failed'),

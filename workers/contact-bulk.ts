@@ -7,7 +7,7 @@ import { Worker, type Job } from 'bullmq';
 import { enqueueContactBulk } from '../shared/contact-bulk-jobs.js';
 import { stalledExports } from '../shared/db/contact-exports.js';
 import { deleteAbandonedUploads, stalledImports } from '../shared/db/contact-imports.js';
-import { QUEUE_NAMES, type ContactBulkJob } from '../shared/queues.js';
+import { QUEUE_NAMES, type ContactBulkJob, WORKER_RETRY } from '../shared/queues.js';
 import { processExport } from './contact-export.js';
 import { processImport, type ImportOptions } from './contact-import.js';
 import type { QueueConsumer, WorkerDeps } from './deps.js';
@@ -48,6 +48,7 @@ export function startContactBulkWorker(deps: WorkerDeps, opts: ContactBulkWorker
     {
       connection: deps.bull,
       prefix: deps.redisKeys.bullPrefix,
+      ...WORKER_RETRY,
       concurrency: opts.concurrency ?? deps.config.contactBulkConcurrency,
     },
   );

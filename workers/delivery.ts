@@ -17,7 +17,7 @@ import {
   type DeliveryRecipient,
 } from '../shared/db/delivery.js';
 import { providerOf } from '../shared/mail/providers.js';
-import { deliveryQueue, TAKEOVER_LOCKS, type DeliveryJob } from '../shared/queues.js';
+import { deliveryQueue, TAKEOVER_LOCKS, type DeliveryJob, WORKER_RETRY } from '../shared/queues.js';
 import type { Stream } from '../shared/streams.js';
 import type { WorkerDeps } from './deps.js';
 import { evaluateAlertRules } from './delivery/alerts.js';
@@ -265,6 +265,7 @@ export async function startStreamWorker(
     {
       connection: deps.bull,
       prefix: deps.redisKeys.bullPrefix,
+      ...WORKER_RETRY,
       concurrency,
       // A killed worker's jobs are taken over within seconds (its attempts' leases expire as fast).
       ...TAKEOVER_LOCKS,

@@ -20,7 +20,7 @@ import {
 import { routeRecipient, type RcptRoute } from '../shared/inbound-routing.js';
 import { parseLimits, ParseThreads } from '../shared/mail/bounded-parse.js';
 import type { ReadResult } from '../shared/mail/dmarc-report.js';
-import { QUEUE_NAMES, type DmarcReportJob } from '../shared/queues.js';
+import { QUEUE_NAMES, type DmarcReportJob, WORKER_RETRY } from '../shared/queues.js';
 import type { QueueConsumer, WorkerDeps } from './deps.js';
 import { markFailedWhenExhausted } from './inbound.js';
 import { baseFields } from './inbound-parse.js';
@@ -138,7 +138,7 @@ export function startDmarcReportWorker(deps: WorkerDeps): Worker<DmarcReportJob>
   const worker = new Worker<DmarcReportJob>(
     QUEUE_NAMES.dmarcReport,
     async (job: Job<DmarcReportJob>) => await processDmarcReport(deps, parser, job.data.inboundId),
-    { connection: deps.bull, prefix: deps.redisKeys.bullPrefix, concurrency: 1 },
+    { connection: deps.bull, prefix: deps.redisKeys.bullPrefix, ...WORKER_RETRY, concurrency: 1 },
   );
   worker.on('closed', () => void parser.close());
   markFailedWhenExhausted(deps, log, worker, 'DMARC_REPORT_FAILED');

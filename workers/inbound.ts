@@ -29,7 +29,7 @@ import { routeRecipient, type RcptRoute } from '../shared/inbound-routing.js';
 import { parseLimits, ParseThreads } from '../shared/mail/bounded-parse.js';
 import { parseVerpToken } from '../shared/mail/verp.js';
 import { detectReport, looksLikeBounce, type DsnRecipient } from '../shared/mail/reports.js';
-import { QUEUE_NAMES, TAKEOVER_LOCKS, type InboundJob } from '../shared/queues.js';
+import { QUEUE_NAMES, TAKEOVER_LOCKS, type InboundJob, WORKER_RETRY } from '../shared/queues.js';
 import { recordTrackingHit } from '../shared/tracking.js';
 import type { WorkerDeps } from './deps.js';
 import { runEvery } from './periodic.js';
@@ -276,7 +276,13 @@ export function startInboundWorker(deps: WorkerDeps, opts: InboundWorkerOptions 
       const events = await processInbound(deps, parser, job.data.inboundId);
       return { events: events.length };
     },
-    { connection: deps.bull, prefix: deps.redisKeys.bullPrefix, concurrency: INBOUND_CONCURRENCY, ...TAKEOVER_LOCKS },
+    {
+      connection: deps.bull,
+      prefix: deps.redisKeys.bullPrefix,
+      ...WORKER_RETRY,
+      concurrency: INBOUND_CONCURRENCY,
+      ...TAKEOVER_LOCKS,
+    },
   );
   worker.on('closed', () => void parser.close());
   markFailedWhenExhausted(deps, log, worker, 'INBOUND_PROCESS_FAILED');

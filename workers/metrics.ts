@@ -8,7 +8,7 @@
 import { Worker } from 'bullmq';
 import { rollupPending } from '../shared/metrics/rollup.js';
 import { republishPending } from '../shared/events.js';
-import { QUEUE_NAMES, type EventJob } from '../shared/queues.js';
+import { QUEUE_NAMES, type EventJob, WORKER_RETRY } from '../shared/queues.js';
 import type { WorkerDeps } from './deps.js';
 import { Drainer } from './drainer.js';
 import { logWorkerErrors } from './worker-errors.js';
@@ -30,6 +30,7 @@ export function startMetricsWorker(deps: WorkerDeps, opts: RollupOptions = {}): 
   const worker = new Worker<EventJob>(QUEUE_NAMES.metrics, () => drainer.kick(), {
     connection: deps.bull,
     prefix: deps.redisKeys.bullPrefix,
+    ...WORKER_RETRY,
     concurrency: opts.concurrency ?? 50,
   });
   worker.on('failed', (job, err) => {

@@ -15,7 +15,7 @@ import {
   type RetentionOrg,
 } from '../shared/db/retention.js';
 import type { Db } from '../shared/db/pool.js';
-import { QUEUE_NAMES, type RetentionJob } from '../shared/queues.js';
+import { QUEUE_NAMES, type RetentionJob, WORKER_RETRY } from '../shared/queues.js';
 import type { QueueConsumer, WorkerDeps } from './deps.js';
 import { logWorkerErrors } from './worker-errors.js';
 
@@ -87,7 +87,7 @@ export function startRetentionWorker(deps: WorkerDeps): Worker<RetentionJob> {
       log.info({ ...counts }, 'retention purge run');
       return counts;
     },
-    { connection: deps.bull, prefix: deps.redisKeys.bullPrefix, concurrency: 1 },
+    { connection: deps.bull, prefix: deps.redisKeys.bullPrefix, ...WORKER_RETRY, concurrency: 1 },
   );
   worker.on('failed', (job, err) => log.warn({ event: 'RETENTION_PURGE_FAILED', err }, 'retention purge failed'));
   logWorkerErrors(worker, log, 'RETENTION_WORKER_ERROR');

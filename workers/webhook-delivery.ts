@@ -13,7 +13,8 @@ import {
 } from '../shared/db/webhook-deliveries.js';
 import { markWebhookFailing, markWebhookHealthy } from '../shared/db/webhooks.js';
 import { fireOrgEvent } from '../shared/org-events.js';
-import { QUEUE_NAMES, TAKEOVER_LOCKS, type WebhookDeliveryJob } from '../shared/queues.js';
+import { QUEUE_NAMES, TAKEOVER_LOCKS, type WebhookDeliveryJob, WORKER_RETRY } from '../shared/queues.js';
+import { OUTAGE_WAIT_MS, retryTransient } from '../shared/transient.js';
 import { systemLookup, type LookupFn } from '../shared/webhooks/ssrf.js';
 import { secretBox, type SecretBox } from '../shared/secrets.js';
 import { sign } from '../shared/webhooks/signing.js';
@@ -22,7 +23,8 @@ import { EndpointSlots } from '../shared/webhooks/slots.js';
 import { DEFAULT_DISABLE_AFTER_MS, retryDelay } from '../shared/webhooks/rules.js';
 import type { QueueConsumer, WorkerDeps } from './deps.js';
 import { createWebhookAgent, postWebhook, type HttpAttemptResult } from './webhook-http.js';
-import { startDeliverySweeper } from './webhook-sweeper.js';
+import { startDeliverySweeper, sweepDeliveries } from './webhook-sweeper.js';
+import { SweepTrigger } from './delivery/sweep-trigger.js';
 import { logWorkerErrors } from './worker-errors.js';
 
 export interface WebhookDeliveryOptions {
@@ -45,6 +47,8 @@ export interface WebhookDeliveryOptions {
  * failed while Redis was away): with its 10 s grace, such a delivery waits 20 s at most.
  */
 export const WEBHOOK_SWEEP_MS = 10_000;
+/** Grace of a triggered sweep: Redis just lost jobs or came back, so a due delivery has none to wait for. */
+const TRIGGERED_GRACE_MS = 2000;
 
 /** How long an attempt refused a slot waits for one this process holds (fast endpoints only). */
 const SLOT_WAIT_MS = 100;
@@ -54,6 +58,8 @@ interface Ctx {
   opts: Required<Omit<WebhookDeliveryOptions, 'lockDurationMs' | 'stalledIntervalMs'>>;
   slots: EndpointSlots;
   agent: ReturnType<typeof createWebhookAgent>;
+  /** The worker is closing: an outage is no longer waited out. */
+  closing: boolean;
 }
 
 /** The secrets that sign (stored sealed: shared/secrets.ts), the previous one until it expires. */
@@ -130,6 +136,22 @@ async function notReserved(c: Ctx, d: DeliveryWithWebhook | null, job: Job, toke
   return await sleepUntil(job, token, d.next_attempt_at?.getTime() ?? Date.now() + 1000);
 }
 
+/**
+ * One attempt, an outage of Postgres or Redis waited out in the job (the attempt starts again
+ * once they answer) instead of failing it and leaving it to the timed sweep.
+ */
+async function attemptDeliveryThroughOutages(c: Ctx, job: Job<WebhookDeliveryJob>, token?: string): Promise<string> {
+  return await retryTransient(() => attemptDelivery(c, job, token), {
+    maxMs: OUTAGE_WAIT_MS,
+    stopped: () => c.closing,
+    onWait: (err) =>
+      c.deps.logger.warn(
+        { event: 'WEBHOOK_DELIVERY_WAITING_FOR_STORE', deliveryId: job.data.deliveryId, err },
+        'waiting for Postgres/Redis',
+      ),
+  });
+}
+
 async function attemptDelivery(c: Ctx, job: Job<WebhookDeliveryJob>, token?: string): Promise<string> {
   const { deliveryId } = job.data;
   const webhookId = job.data.webhookId ?? (await deliveryWebhookId(c.deps.sql, deliveryId));
@@ -178,13 +200,14 @@ export function startWebhookDelivery(
     opts.perEndpointLimit,
     opts.timeoutMs + 5000,
   );
-  const c: Ctx = { deps, opts, slots, agent };
+  const c: Ctx = { deps, opts, slots, agent, closing: false };
   const worker = new Worker<WebhookDeliveryJob>(
     QUEUE_NAMES.webhookDelivery,
-    (job, token) => attemptDelivery(c, job, token),
+    (job, token) => attemptDeliveryThroughOutages(c, job, token),
     {
       connection: deps.bull,
       prefix: deps.redisKeys.bullPrefix,
+      ...WORKER_RETRY,
       concurrency: opts.concurrency,
       // A stalled job (its worker died) comes back for one more attempt rather than failing, and
       // within seconds of the lock lapsing: the sweeper leaves a job BullMQ still calls active.
@@ -201,7 +224,26 @@ export function startWebhookDelivery(
   });
   logWorkerErrors(worker, deps.logger, 'WEBHOOK_DELIVERY_WORKER_ERROR');
   const stopSweeper = startDeliverySweeper(deps, opts.sweepIntervalMs);
-  worker.on('closing', () => stopSweeper());
+  // A Redis back after a break, or found empty, is swept at once rather than at the next timed
+  // sweep (the grace only leaves a delivery committed this instant to its own enqueue).
+  const trigger = new SweepTrigger(
+    deps,
+    async (why) => {
+      try {
+        const n = await sweepDeliveries(deps, TRIGGERED_GRACE_MS);
+        deps.logger.info({ event: 'WEBHOOK_SWEEP_TRIGGERED', why, requeued: n }, 'swept at once');
+      } catch (err) {
+        deps.logger.warn({ event: 'WEBHOOK_SWEEP_FAILED', err, why }, 'webhook sweep failed');
+      }
+    },
+    TRIGGERED_GRACE_MS + 1000,
+    { sentinel: deps.redisKeys.webhookSentinel },
+  );
+  worker.on('closing', () => {
+    c.closing = true;
+    stopSweeper();
+    void trigger.close();
+  });
   worker.on('closed', () => void slots.flush());
   // Closing the idle sockets of a stopped worker: an error there has nothing left to affect.
   worker.on('closed', () => void agent.close().catch(() => {}));

@@ -11,7 +11,8 @@ import { UnrecoverableError, Worker } from 'bullmq';
 import { insertFanout, type NewDelivery } from '../shared/db/webhook-deliveries.js';
 import { claimEventsForFanout, loadEventsForFanout, type EventToFanOut } from '../shared/db/webhook-events.js';
 import type { Db } from '../shared/db/pool.js';
-import { QUEUE_NAMES, type EventJob } from '../shared/queues.js';
+import { QUEUE_NAMES, type EventJob, WORKER_RETRY } from '../shared/queues.js';
+import { retryTransient } from '../shared/transient.js';
 import { buildEnvelope, serialise } from '../shared/webhooks/payload.js';
 import { enqueueDeliveries } from '../shared/webhooks/rules.js';
 import type { QueueConsumer, WorkerDeps } from './deps.js';
@@ -49,10 +50,15 @@ async function storeFanout(db: Db, events: EventToFanOut[]): Promise<PendingDeli
 }
 
 async function enqueue(deps: WorkerDeps, pending: PendingDelivery[]): Promise<void> {
-  // Committed deliveries whose job this loses are re-enqueued by the delivery sweeper.
-  await enqueueDeliveries(
-    deps.queues,
-    pending.map((d) => ({ id: d.id, webhookId: d.webhook_id })),
+  // The deliveries are committed: a Redis away is waited out (a minute at most) rather than
+  // leaving them to the delivery sweeper's next pass. Those it still loses, the sweeper re-enqueues.
+  await retryTransient(
+    () =>
+      enqueueDeliveries(
+        deps.queues,
+        pending.map((d) => ({ id: d.id, webhookId: d.webhook_id })),
+      ),
+    { maxMs: 60_000 },
   );
 }
 
@@ -104,6 +110,7 @@ export function startWebhookFanout(deps: WorkerDeps, opts: FanoutOptions = {}): 
   const worker = new Worker<EventJob>(QUEUE_NAMES.webhookFanout, () => drainer.kick(), {
     connection: deps.bull,
     prefix: deps.redisKeys.bullPrefix,
+    ...WORKER_RETRY,
     // Wake-ups cost a promise each while they wait for the drain.
     concurrency: opts.concurrency ?? 50,
   });

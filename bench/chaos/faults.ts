@@ -1,16 +1,19 @@
 // The faults of `npm run chaos`, in the order they run. Each breaks the install and repairs it,
 // and resolves with the moment of the repair (the process started again, the service back, the
-// receiver answering again): recovery is measured from there.
+// receiver answering again): recovery is measured from there. A failover has no repair: it
+// resolves with the moment of the kill. The failover faults run last, on a stack of their own.
 import { Redis } from 'ioredis';
 import type postgres from 'postgres';
 import { INBOUND_FAULTS } from './inbound-faults.js';
-import type { ChaosStack } from './stack.js';
+import type { ChaosStack, Engines } from './stack.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export interface Fault {
   name: string;
   inject(s: ChaosStack, faultMs: number): Promise<number>;
+  /** The engines the fault needs (`failover`: a Postgres pair and a Sentinel set); `single` if unset. */
+  engines?: Engines;
   /** Recovery must be under this many seconds (RECOVERY_TARGET_SECONDS if unset). */
   recoverWithin?: number;
   /** After the phase's quiet: the fault's own findings (notes under the table) and missed targets. */
@@ -45,7 +48,7 @@ export const FAULTS: Fault[] = [
     name: 'redis-restart',
     recoverWithin: 10,
     inject: async (s) => {
-      await s.redis.kill();
+      await s.redis!.kill();
       await sleep(3000);
       await s.restartRedis();
       return Date.now();
@@ -53,8 +56,9 @@ export const FAULTS: Fault[] = [
   },
   {
     name: 'redis-flush',
+    recoverWithin: 10,
     inject: async (s) => {
-      const r = new Redis(s.redis.url, { lazyConnect: true });
+      const r = new Redis(s.redis!.url, { lazyConnect: true });
       await r.connect();
       await r.flushall();
       r.disconnect();
@@ -65,9 +69,9 @@ export const FAULTS: Fault[] = [
     name: 'postgres-restart',
     recoverWithin: 10,
     inject: async (s) => {
-      await s.pg.stopImmediate();
+      await s.pg!.stopImmediate();
       await sleep(3000);
-      await s.pg.start();
+      await s.pg!.start();
       return Date.now();
     },
   },
@@ -89,4 +93,29 @@ export const FAULTS: Fault[] = [
     },
   },
   ...INBOUND_FAULTS,
+  {
+    // Measured from the kill: the Sentinels notice the master gone (1 s), elect and promote.
+    name: 'sentinel-failover',
+    engines: 'failover',
+    recoverWithin: 30,
+    inject: async (s) => {
+      const at = Date.now();
+      const old = await s.failover!.sentinels.killMaster();
+      await s.failover!.sentinels.waitFailover(old);
+      return at;
+    },
+  },
+  {
+    // Measured from the kill; the standby is promoted a second later, as a failover manager would.
+    name: 'postgres-failover',
+    engines: 'failover',
+    recoverWithin: 30,
+    inject: async (s) => {
+      const at = Date.now();
+      await s.failover!.pair.killPrimary();
+      await sleep(1000);
+      await s.failover!.pair.promoteStandby();
+      return at;
+    },
+  },
 ];

@@ -12,8 +12,11 @@
 //   --quiet-timeout N   longest wait for quiet after a fault (default 240)
 //   --faults a,b        a subset of: worker-kill, web-kill, redis-restart, redis-flush,
 //                       postgres-restart, webhook-500, sink-421, smarthost-idle-close,
-//                       smarthost-restart, inbound-bomb, dmarc-flood
-import { mkdtempSync } from 'node:fs';
+//                       smarthost-restart, inbound-bomb, dmarc-flood, sentinel-failover,
+//                       postgres-failover
+// The failover faults run after the others, on a second install whose Postgres is a primary with
+// a synchronous standby and whose Redis is a Sentinel set; each install has its whole-run row.
+import { mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import postgres from 'postgres';
@@ -21,7 +24,7 @@ import { Cleanup } from '../lib/cleanup.js';
 import { FAULTS, type Fault } from './faults.js';
 import { Load, MAX_IN_FLIGHT } from './load.js';
 import { cells, COLUMNS, exact, missed, settled, snapshot, tableRow, type Phase, type Row } from './report.js';
-import { startStack, type ChaosStack } from './stack.js';
+import { startStack, type ChaosStack, type Engines } from './stack.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -73,11 +76,19 @@ async function waitForQuiet(read: () => Promise<Row>, ceilingMs: number): Promis
   return last ?? (await read());
 }
 
-async function runPhases(o: Options, stack: ChaosStack, load: Load, sql: postgres.Sql, failures: string[]) {
+async function runPhases(
+  o: Options,
+  faults: Fault[],
+  stack: ChaosStack,
+  load: Load,
+  sql: postgres.Sql,
+  failures: string[],
+  wholeRun: string,
+) {
   const phases: Phase[] = [];
   const notes: string[] = [];
   const quietSeconds = o.quietMs / 1000;
-  for (const [i, fault] of o.faults.entries()) {
+  for (const [i, fault] of faults.entries()) {
     const phase: Phase = { name: fault.name, startedAt: Date.now(), repairedAt: null };
     phases.push(phase);
     load.start(i);
@@ -95,22 +106,16 @@ async function runPhases(o: Options, stack: ChaosStack, load: Load, sql: postgre
     failures.push(...(own?.missed ?? []));
   }
   const all = await waitForQuiet(() => snapshot(stack, load, sql, phases, null), 10_000);
-  console.log(tableRow(cells('whole run', all, quietSeconds, '')));
-  failures.push(...missed('whole run', all, false));
+  console.log(tableRow(cells(wholeRun, all, quietSeconds, '')));
+  failures.push(...missed(wholeRun, all, false));
   for (const note of notes) console.log(note);
 }
 
-async function main(cleanup: Cleanup, dir: string): Promise<number> {
-  const o = args(process.argv.slice(2));
-  // Each phase: its load (or the fault, when longer) and the wait for quiet, at most.
-  const boundMin = (o.faults.length * (Math.max(o.phaseMs, o.faultMs + 5000) + o.quietMs)) / 60_000;
-  console.log(
-    `chaos: rate ${o.rate}/s, ${o.phaseMs / 1000} s of load per fault, faults of ${o.faultMs / 1000} s, ` +
-      `${o.faults.length} faults (at most ~${Math.ceil(boundMin)} min)`,
-  );
+/** Starts an install on `engines`, runs `faults` on it, prints their rows, and stops it. */
+async function runInstall(o: Options, engines: Engines, faults: Fault[], cleanup: Cleanup, dir: string) {
   const retry = '5,10,20,30,60';
-  const stack = await startStack({ dir, deliveryRetry: retry, webhookRetry: retry }, cleanup);
-  console.log(`chaos: private install up (logs in ${dir})`);
+  const stack = await startStack({ dir, deliveryRetry: retry, webhookRetry: retry, engines }, cleanup);
+  console.log(`chaos: private install up on ${engines} engines (logs in ${dir})`);
   const sql = postgres(stack.databaseUrl, { max: 2, onnotice: () => {}, connect_timeout: 3 });
   const load = new Load(stack, o.rate, sql);
   cleanup.add('load and check connection', async () => {
@@ -121,25 +126,47 @@ async function main(cleanup: Cleanup, dir: string): Promise<number> {
   const failures: string[] = [];
   console.log(tableRow(COLUMNS));
   console.log(tableRow(COLUMNS.map(() => '---')));
-  await runPhases(o, stack, load, sql, failures);
+  await runPhases(o, faults, stack, load, sql, failures, engines === 'single' ? 'whole run' : `whole run (${engines})`);
   await cleanup.run();
   const exits = [...stack.unexpectedExits].map(([n, c]) => `${n} ×${c}`);
   if (exits.length > 0) failures.push(`processes that exited on their own: ${exits.join(', ')}`);
-  console.log(`signature failures at the receiver: ${stack.receiver.badSignatures}`);
+  console.log(`signature failures at the receiver (${engines}): ${stack.receiver.badSignatures}`);
   if (stack.receiver.badSignatures > 0) failures.push(`${stack.receiver.badSignatures} webhook signatures failed`);
   if (load.skipped > 0) console.log(`load ticks skipped (${MAX_IN_FLIGHT} requests already open): ${load.skipped}`);
   for (const [kind, n] of load.errors) console.log(`send errors: ${n} × ${kind}`);
+  return failures;
+}
+
+async function main(cleanups: Cleanup[], dir: string): Promise<number> {
+  const o = args(process.argv.slice(2));
+  // Each phase: its load (or the fault, when longer) and the wait for quiet, at most.
+  const boundMin = (o.faults.length * (Math.max(o.phaseMs, o.faultMs + 5000) + o.quietMs)) / 60_000;
+  console.log(
+    `chaos: rate ${o.rate}/s, ${o.phaseMs / 1000} s of load per fault, faults of ${o.faultMs / 1000} s, ` +
+      `${o.faults.length} faults (at most ~${Math.ceil(boundMin)} min)`,
+  );
+  const failures: string[] = [];
+  for (const engines of ['single', 'failover'] as const) {
+    const faults = o.faults.filter((f) => (f.engines ?? 'single') === engines);
+    if (faults.length === 0) continue;
+    // Each install has its folder, its cleanup and its reaper, and is stopped before the next.
+    const installDir = join(dir, engines);
+    mkdirSync(installDir);
+    const cleanup = new Cleanup(installDir);
+    cleanups.push(cleanup);
+    failures.push(...(await runInstall(o, engines, faults, cleanup, installDir)));
+  }
   console.log(failures.length === 0 ? 'chaos: every target met' : `chaos: targets missed:\n  ${failures.join('\n  ')}`);
   return failures.length === 0 ? 0 : 1;
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'tern-chaos-'));
-const cleanup = new Cleanup(dir);
-main(cleanup, dir).then(
+const cleanups: Cleanup[] = [];
+main(cleanups, dir).then(
   (code) => process.exit(code),
   async (err: unknown) => {
     console.error(err instanceof Error ? err.stack : err);
-    await cleanup.run();
+    for (const cleanup of cleanups) await cleanup.run();
     process.exit(1);
   },
 );

@@ -1,4 +1,6 @@
-// The installation the fault suite breaks: a private Postgres cluster and a private Redis, the
+// The installation the fault suite breaks: a private Postgres cluster and a private Redis (or, for
+// the failover faults, a Postgres primary with a synchronous standby and a Redis master with a
+// replica and three Sentinels, named to the processes as a host list and a Sentinel URL), the
 // Procfile processes built in dist/ (`release` first, then web, worker, relay, mx), a message
 // sink the worker reaches as its smarthost, and a webhook receiver, all on loopback. Every
 // process's output goes to a log file in the run's folder.
@@ -6,18 +8,22 @@ import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
 import { join } from 'node:path';
 import { Queue } from 'bullmq';
-import { Redis } from 'ioredis';
 import postgres from 'postgres';
 import { QUEUE_NAMES } from '../../shared/queues.js';
 import { redisKeys } from '../../shared/redis-keys.js';
+import { closeRedis, createRedis } from '../../shared/redis.js';
 import type { Cleanup } from '../lib/cleanup.js';
 import { accepts, entry } from '../lib/processes.js';
 import {
   freeLoopbackPort,
   startPrivatePostgres,
+  startPrivatePostgresPair,
   startPrivateRedis,
+  startPrivateSentinelSet,
   type PrivatePostgres,
+  type PrivatePostgresPair,
   type PrivateRedis,
+  type PrivateSentinelSet,
 } from '../lib/private-services.js';
 import { startWebhookReceiver, type WebhookReceiver } from './receiver.js';
 import { startMessageSink, type MessageSink } from './sink.js';
@@ -30,10 +36,16 @@ export const PROCFILE = {
 } as const;
 export type ProcessName = keyof typeof PROCFILE;
 
+/** `single`: one Postgres, one Redis; `failover`: a Postgres pair and a Sentinel set. */
+export type Engines = 'single' | 'failover';
+
 export interface ChaosStack {
   dir: string;
-  pg: PrivatePostgres;
-  redis: PrivateRedis;
+  /** The single engines (null on a `failover` stack). */
+  pg: PrivatePostgres | null;
+  redis: PrivateRedis | null;
+  /** The replicated engines (null on a `single` stack). */
+  failover: { pair: PrivatePostgresPair; sentinels: PrivateSentinelSet } | null;
   sink: MessageSink;
   receiver: WebhookReceiver;
   apiUrl: string;
@@ -83,6 +95,7 @@ export interface StackOptions {
   webhookRetry: string;
   /** Load pg_stat_statements in the private Postgres (bench/e2e). */
   statements?: boolean;
+  engines?: Engines;
 }
 
 /** Resolves when something accepts TCP connections on the loopback `port`. */
@@ -96,7 +109,7 @@ async function waitPort(port: number, what: string, ms = 30_000): Promise<void> 
 
 /** Resolves when the worker process consumes the delivery and webhook queues. */
 async function waitWorker(redisUrl: string, prefix: string, ms = 60_000): Promise<void> {
-  const connection = new Redis(redisUrl, { maxRetriesPerRequest: null, lazyConnect: true });
+  const connection = createRedis(redisUrl, 'bullmq', 'chaos-check');
   const queues = [QUEUE_NAMES.delivery, QUEUE_NAMES.deliveryBroadcast, QUEUE_NAMES.webhookDelivery].map(
     (name) => new Queue(name, { connection, prefix }),
   );
@@ -108,7 +121,7 @@ async function waitWorker(redisUrl: string, prefix: string, ms = 60_000): Promis
     }
   } finally {
     await Promise.all(queues.map((q) => q.close()));
-    connection.disconnect();
+    await closeRedis(connection);
   }
 }
 
@@ -118,16 +131,8 @@ async function waitWorker(redisUrl: string, prefix: string, ms = 60_000): Promis
  */
 export async function startStack(opts: StackOptions, cleanup: Cleanup): Promise<ChaosStack> {
   const { dir } = opts;
-  const [pg, redis, sink, receiver] = await Promise.all([
-    startPrivatePostgres({ statements: opts.statements }).then((pg) => {
-      cleanup.add('private Postgres', () => pg.destroy(), [{ pg: pg.pgCtl }, { rm: pg.dir }]);
-      return pg;
-    }),
-    startPrivateRedis({ persist: true }).then((redis) => {
-      cleanup.add('private Redis', () => redis.destroy(), [{ rm: redis.dir }]);
-      cleanup.process(redis.pid());
-      return redis;
-    }),
+  const [engines, sink, receiver] = await Promise.all([
+    startEngines(opts.engines ?? 'single', cleanup, opts.statements),
     startMessageSink().then((sink) => {
       cleanup.add('message sink', () => sink.close());
       return sink;
@@ -137,7 +142,8 @@ export async function startStack(opts: StackOptions, cleanup: Cleanup): Promise<
       return receiver;
     }),
   ]);
-  const admin = postgres(pg.url, { max: 1, onnotice: () => {} });
+  const { pg, redis, failover } = engines;
+  const admin = postgres(engines.adminUrl, { max: 1, onnotice: () => {} });
   await admin.unsafe('create database tern');
   await admin.end();
   const [port, relayPort, mxPort, noDns] = await Promise.all([
@@ -146,11 +152,11 @@ export async function startStack(opts: StackOptions, cleanup: Cleanup): Promise<
     freeLoopbackPort(),
     freeLoopbackPort(),
   ]);
-  const databaseUrl = pg.urlFor('tern');
+  const databaseUrl = engines.urlFor('tern');
   const env: Record<string, string> = {
     PATH: process.env.PATH ?? '/usr/bin:/bin',
     DATABASE_URL: databaseUrl,
-    REDIS_URL: redis.url,
+    REDIS_URL: engines.redisUrl,
     REDIS_PREFIX: 'chaos',
     PORT: String(port),
     BASE_URL: `http://127.0.0.1:${port}`,
@@ -198,7 +204,7 @@ export async function startStack(opts: StackOptions, cleanup: Cleanup): Promise<
   await Promise.all([
     waitPort(relayPort, 'the relay'),
     waitPort(mxPort, 'the MX'),
-    waitWorker(redis.url, redisKeys(env.REDIS_PREFIX!).bullPrefix),
+    waitWorker(engines.redisUrl, redisKeys(env.REDIS_PREFIX!).bullPrefix),
   ]);
   const apiUrl = `http://127.0.0.1:${port}/api/v1`;
   const org = await seed(env, databaseUrl, apiUrl, receiver);
@@ -206,6 +212,7 @@ export async function startStack(opts: StackOptions, cleanup: Cleanup): Promise<
     dir,
     pg,
     redis,
+    failover,
     sink,
     receiver,
     apiUrl,
@@ -219,10 +226,48 @@ export async function startStack(opts: StackOptions, cleanup: Cleanup): Promise<
     org,
     pid: (name) => children.get(name)?.pid,
     restartRedis: async () => {
-      await redis.start();
-      cleanup.process(redis.pid());
+      await redis!.start();
+      cleanup.process(redis!.pid());
     },
   };
+}
+
+/** The engines of the stack, each registered with `cleanup` as it starts. */
+async function startEngines(engines: Engines, cleanup: Cleanup, statements?: boolean) {
+  if (engines === 'failover') {
+    const [pair, sentinels] = await Promise.all([
+      startPrivatePostgresPair().then((pair) => {
+        const reap = [...pair.pgCtls.map((pg) => ({ pg })), { rm: pair.dir }];
+        cleanup.add('private Postgres pair', () => pair.destroy(), reap);
+        return pair;
+      }),
+      startPrivateSentinelSet().then((sentinels) => {
+        cleanup.add('private Sentinel set', () => sentinels.destroy(), [{ rm: sentinels.dir }]);
+        for (const pid of sentinels.pids()) cleanup.process(pid);
+        return sentinels;
+      }),
+    ]);
+    return {
+      pg: null,
+      redis: null,
+      failover: { pair, sentinels },
+      adminUrl: pair.url,
+      urlFor: (db: string) => pair.urlFor(db),
+      redisUrl: sentinels.url,
+    };
+  }
+  const [pg, redis] = await Promise.all([
+    startPrivatePostgres({ statements }).then((pg) => {
+      cleanup.add('private Postgres', () => pg.destroy(), [{ pg: pg.pgCtl }, { rm: pg.dir }]);
+      return pg;
+    }),
+    startPrivateRedis({ persist: true }).then((redis) => {
+      cleanup.add('private Redis', () => redis.destroy(), [{ rm: redis.dir }]);
+      cleanup.process(redis.pid());
+      return redis;
+    }),
+  ]);
+  return { pg, redis, failover: null, adminUrl: pg.url, urlFor: (db: string) => pg.urlFor(db), redisUrl: redis.url };
 }
 
 /** One organization, a verified domain past its warm-up, a high rate limit, a webhook for every event. */
