@@ -19,7 +19,7 @@ async function main(): Promise<void> {
     server.once('error', reject);
   }).catch((err: unknown) => fatal(logger, err));
   logger.info({ port: config.port, baseUrl: config.baseUrl }, 'web listening');
-  onShutdown(logger, async () => {
+  onShutdown(logger, config, async () => {
     // close() waits for every connection, and a keep-alive connection whose request finished
     // after the signal would otherwise linger until keepAliveTimeout (longer than the grace).
     const sweep = setInterval(() => server.closeIdleConnections(), 100);

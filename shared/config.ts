@@ -397,6 +397,13 @@ const VARIABLES = {
     read: (env, name, d) => oneOf(env, name, LOG_LEVELS, d),
     doc: '`fatal`, `error`, `warn`, `info`, `debug`, `trace` or `silent`.',
   }),
+  shutdownGraceSeconds: variable({
+    env: 'SHUTDOWN_GRACE_SECONDS',
+    section: 'services',
+    default: 25,
+    read: (env, name, d) => positive(env, name, d, true),
+    doc: 'On the first SIGTERM (or SIGINT) a process stops taking new work and lets its work in flight (HTTP requests, relay and MX sessions, SMTP transactions of deliveries) finish for at most this long, then exits. A `worker` hands the deliveries it holds but has not started back at once (due again, another process sends them right away). Keep it below the stop timeout of the supervisor (systemd `TimeoutStopSec`, Kubernetes `terminationGracePeriodSeconds`). See [Operations](operations.md#stopping-a-process).',
+  }),
   bodyLimitBytes: variable({
     env: 'BODY_LIMIT_BYTES',
     section: 'services',

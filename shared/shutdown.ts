@@ -1,10 +1,27 @@
 // Two-stage shutdown (STYLE §10): the first SIGTERM/SIGINT runs the stop steps in order (stop
-// intake, wait for work in flight, close connections); a second signal, or the timer, exits at
-// once.
+// intake, wait for work in flight, close connections); a second signal, or the end of
+// SHUTDOWN_GRACE_SECONDS, exits at once.
 import { loadConfig, type Config } from './config.js';
 import type { Logger } from './logger.js';
 
-export function onShutdown(logger: Logger, stop: () => Promise<void>, graceMs = 25_000): void {
+/** The end of the grace kept for closing connections once the sessions in flight are cut. */
+const CLOSE_MARGIN_MS = 2000;
+
+/**
+ * How long SMTP sessions in flight may last after the signal before the server cuts them: the
+ * grace less a margin (at most a quarter of it) for closing the rest.
+ */
+export function sessionsCloseMs(config: Pick<Config, 'shutdownGraceSeconds'>): number {
+  const grace = config.shutdownGraceSeconds * 1000;
+  return grace - Math.min(CLOSE_MARGIN_MS, grace / 4);
+}
+
+export function onShutdown(
+  logger: Logger,
+  config: Pick<Config, 'shutdownGraceSeconds'>,
+  stop: () => Promise<void>,
+): void {
+  const graceMs = config.shutdownGraceSeconds * 1000;
   let stopping = false;
   const handler = (signal: NodeJS.Signals): void => {
     if (stopping) {

@@ -38,7 +38,6 @@ import { logWorkerErrors } from './worker-errors.js';
 export { ATTEMPT_LEASE_SECONDS } from './delivery/leases.js';
 
 type Ctx = LiveContext & {
-  /** The lease holder token of this run (workers/delivery/leases.ts). */
   holder: string;
   batched: Batched;
   /** Tells the watchdog that something moved. */
@@ -233,6 +232,7 @@ export async function startStreamWorker(
       progress: () => watchdog.progress(),
       leased: (at) => shared.leases.leased(holder, at),
       holds: () => shared.leases.holds(holder),
+      stopping: () => closing,
     };
     try {
       // An outage of Postgres or Redis is waited out (the run starts again from the load, which

@@ -35,7 +35,7 @@ async function main(): Promise<void> {
   const deps = createWorkerDeps(pools ? { ...config, databasePoolMax: pools.main } : config, logger);
   const consumers = await startConsumers(deps, wanted, logger, pools?.thread);
   logger.info({ queues: wanted }, 'worker started');
-  onShutdown(logger, async () => {
+  onShutdown(logger, config, async () => {
     await consumers.close();
     await deps.close();
   });

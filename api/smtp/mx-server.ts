@@ -7,6 +7,7 @@
 // worker's sweeper.
 import { SMTPServer, type SMTPServerAddress, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
 import type { Config } from '../../shared/config.js';
+import { sessionsCloseMs } from '../../shared/shutdown.js';
 import { insertInbound, type ReplyRoute } from '../../shared/db/inbound.js';
 import type { Sql } from '../../shared/db/pool.js';
 import { enqueueInbound } from '../../shared/inbound-jobs.js';
@@ -117,6 +118,8 @@ export function createMxServer(
     rejectOversized: true,
     maxClients: deps.config.mxMaxClients,
     logger: false,
+    // Shutdown: open sessions get this long to finish (within SHUTDOWN_GRACE_SECONDS).
+    closeTimeout: sessionsCloseMs(deps.config),
     onConnect: countSession(deps.prom, 'mx'),
     onRcptTo(address: SMTPServerAddress, session, done) {
       const callback = counted(deps.prom, 'mx', done);

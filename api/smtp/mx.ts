@@ -39,7 +39,7 @@ async function main(): Promise<void> {
     server.server.once('error', reject);
   }).catch((err: unknown) => fatal(logger, err));
   logger.info({ port: config.mxPort }, 'mx listening');
-  onShutdown(logger, async () => {
+  onShutdown(logger, config, async () => {
     await new Promise<void>((resolve) => server.close(() => resolve()));
     await prom.close();
     await queues.close();

@@ -14,6 +14,7 @@ import {
 } from 'smtp-server';
 import type { AuthContext, Authenticator } from '../../shared/auth.js';
 import type { Config } from '../../shared/config.js';
+import { sessionsCloseMs } from '../../shared/shutdown.js';
 import { parseAddress, type Mailbox } from '../../shared/mail/addresses.js';
 import { MAX_RECIPIENTS_PER_FIELD } from '../schemas/emails.js';
 import { acceptMessage, admitSender, type AcceptDeps } from './relay-accept.js';
@@ -110,8 +111,8 @@ export function createRelayServer(deps: RelayDeps, opts: RelayServerOptions): SM
     size: config.relayMaxBytes,
     maxClients: config.relayMaxClients,
     logger: false,
-    // Shutdown: open sessions get this long to finish (within the 25 s grace of onShutdown).
-    closeTimeout: 15_000,
+    // Shutdown: open sessions get this long to finish (within SHUTDOWN_GRACE_SECONDS).
+    closeTimeout: sessionsCloseMs(config),
     onConnect: countSession(deps.prom, 'relay'),
     onAuth(auth, session, done) {
       const callback = counted(deps.prom, 'relay', done);

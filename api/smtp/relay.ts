@@ -38,7 +38,7 @@ async function main(): Promise<void> {
     fatal(logger, err);
   }
   logger.info({ port: config.relayPort, tlsPort: config.relayTlsPort }, 'relay listening');
-  onShutdown(logger, async () => {
+  onShutdown(logger, config, async () => {
     await Promise.all(servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
     await deps.close();
   });

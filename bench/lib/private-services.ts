@@ -60,8 +60,14 @@ export interface PrivatePostgres {
   destroy(): Promise<void>;
 }
 
-/** `statements`: load pg_stat_statements (bench/e2e counts the statements per message). */
-export async function startPrivatePostgres(opts: { statements?: boolean } = {}): Promise<PrivatePostgres> {
+/**
+ * `statements`: load pg_stat_statements (bench/e2e counts the statements per message). `also`: one
+ * more address to listen on besides 127.0.0.1 (a bridge address that network namespaces reach),
+ * trusted for its /24 like loopback.
+ */
+export async function startPrivatePostgres(
+  opts: { statements?: boolean; also?: string } = {},
+): Promise<PrivatePostgres> {
   const bin = await pgBin();
   const as = ids();
   const dir = await mkdtemp(join(tmpdir(), 'tern-pg-'));
@@ -70,7 +76,9 @@ export async function startPrivatePostgres(opts: { statements?: boolean } = {}):
   const port = await freeLoopbackPort();
   await run(join(bin, 'initdb'), ['-D', data, '-U', 'postgres', '--auth=trust', '--no-locale', '-E', 'UTF8'], as);
   const preload = opts.statements ? ' -c shared_preload_libraries=pg_stat_statements' : '';
-  const serverOpts = `-p ${port} -h 127.0.0.1 -k ${dir} -c fsync=off -c max_connections=200${preload}`;
+  if (opts.also) await appendFile(join(data, 'pg_hba.conf'), `host all all ${opts.also}/24 trust\n`);
+  const listen = opts.also ? `127.0.0.1,${opts.also}` : '127.0.0.1';
+  const serverOpts = `-p ${port} -h ${listen} -k ${dir} -c fsync=off -c max_connections=200${preload}`;
   const pgCtl = (...args: string[]) => run(join(bin, 'pg_ctl'), ['-D', data, ...args], as);
   const start = () => pgCtl('-o', serverOpts, '-l', join(dir, 'log'), '-w', '-t', '60', 'start').then(() => {});
   await start();
@@ -103,7 +111,8 @@ export interface PrivateRedis {
   destroy(): Promise<void>;
 }
 
-export async function startPrivateRedis(opts: { persist?: boolean } = {}): Promise<PrivateRedis> {
+/** `also`: one more address to listen on besides 127.0.0.1 (see startPrivatePostgres). */
+export async function startPrivateRedis(opts: { persist?: boolean; also?: string } = {}): Promise<PrivateRedis> {
   const dir = await mkdtemp(join(tmpdir(), 'tern-redis-'));
   const port = await freeLoopbackPort();
   let child: ChildProcess | null = null;
@@ -111,7 +120,7 @@ export async function startPrivateRedis(opts: { persist?: boolean } = {}): Promi
     '--port',
     String(port),
     '--bind',
-    '127.0.0.1',
+    ...(opts.also ? ['127.0.0.1', opts.also, '--protected-mode', 'no'] : ['127.0.0.1']),
     '--dir',
     dir,
     '--save',

@@ -60,6 +60,22 @@ export async function leaseRecipients(
     returning r.id, r.attempts, old.resumed, old.previous`;
 }
 
+/**
+ * Gives back attempts a stopping run leased but never started (no SMTP command was sent for
+ * them): the attempt is not counted, the in-flight marker goes, and the recipient is due at once,
+ * for another process to send; returns how many.
+ */
+export async function releaseAttempts(db: Db, ids: string[], holder: string): Promise<number> {
+  if (ids.length === 0) return 0;
+  const rows = await db`
+    update email_recipients set attempts = attempts - 1, attempt_started_at = null, attempt_job = null,
+           attempt_expires_at = null, next_attempt_at = now(), updated_at = now()
+    where id = any(${ids}) and attempt_job = ${holder} and attempt_started_at is not null
+      and status = any(${PENDING})
+    returning id`;
+  return rows.length;
+}
+
 /** Extends the leases of the attempts the given holders have in flight; returns how many. */
 export async function renewLeases(db: Db, holders: string[], leaseSeconds: number): Promise<number> {
   if (holders.length === 0) return 0;

@@ -25,6 +25,7 @@ const SYSTEM = [
   'test/int/delivery-outages.int.test.ts',
   'test/int/send-outages.int.test.ts',
   'test/int/failover.int.test.ts',
+  'test/int/nodes.int.test.ts',
   'test/int/shutdown.int.test.ts',
   'test/int/webhooks-durability.int.test.ts',
   'test/int/inbound-durability.int.test.ts',

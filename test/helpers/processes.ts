@@ -15,8 +15,11 @@ export interface Proc {
   kill: () => Promise<void>;
 }
 
-export function launch(entry: string, env: Record<string, string>, args: string[] = []): Proc {
-  const child = spawn(process.execPath, ['--import', 'tsx', entry, ...args], {
+/** `netns`: run it in that network namespace (`ip netns exec`, which becomes the process itself). */
+export function launch(entry: string, env: Record<string, string>, args: string[] = [], netns?: string): Proc {
+  const node = [process.execPath, '--import', 'tsx', entry, ...args];
+  const [command, ...rest] = netns ? ['ip', 'netns', 'exec', netns, ...node] : node;
+  const child = spawn(command!, rest, {
     env: { ...process.env, LOG_LEVEL: 'info', SECRET_KEY: TEST_SECRET_KEY, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -32,6 +32,8 @@ export interface Sink {
   dropOnData: boolean;
   /** The connections open now, by the client's port. */
   connections: Map<number, Socket>;
+  /** The most connections open at once so far. */
+  peakConnections: number;
   /**
    * Closes the connections whose client port `which` accepts (all by default): `timeout` says
    * 421 4.4.2 first and ends the connection (an idle timeout), `reset` destroys it (a crash).
@@ -59,6 +61,7 @@ export async function startSink(
     dataEnded: 0,
     dropOnData: false,
     connections: new Map(),
+    peakConnections: 0,
     closeConnections(how, which = () => true) {
       for (const [port, socket] of sink.connections) {
         if (!which(port)) continue;
@@ -110,6 +113,7 @@ export async function startSink(
   server.server.on('connection', (socket: Socket) => {
     const port = socket.remotePort!;
     sink.connections.set(port, socket);
+    sink.peakConnections = Math.max(sink.peakConnections, sink.connections.size);
     socket.once('close', () => {
       if (sink.connections.get(port) === socket) sink.connections.delete(port);
     });

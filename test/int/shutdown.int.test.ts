@@ -1,13 +1,19 @@
 // Two-stage graceful shutdown of the real entry points, run as child processes: the first
-// SIGTERM stops intake and lets work in flight finish (exit 0); a second one exits at once.
+// SIGTERM stops intake and lets work in flight finish (exit 0); a second one exits at once. A
+// worker lets its SMTP transaction in flight finish and hands the delivery jobs it holds back.
 import { expect } from 'chai';
 import { Agent, request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
 import { closeTestDb, createTestDb, type TestDb } from '../helpers/db.js';
 import { accepts, launch, type Proc } from '../helpers/processes.js';
 import { seedOrg, type SeededOrg } from '../helpers/seed.js';
-import { clearPrefix, testPrefix } from '../helpers/redis-prefix.js';
+import { clearPrefix, testPrefix, TEST_REDIS_URL } from '../helpers/redis-prefix.js';
 import { freePort } from '../helpers/ports.js';
 import { waitFor } from '../helpers/wait.js';
+import { startSink } from '../helpers/smtp-sink.js';
+import { giveDkimKey, seedEmail, enqueueEmail } from '../helpers/mail-seed.js';
+import { createQueues } from '../../shared/queues.js';
+import { closeRedis, createRedis } from '../../shared/redis.js';
+import { redisKeys } from '../../shared/redis-keys.js';
 
 /** Starts POST /keys and waits until the server has taken the request (100 Continue). */
 async function inFlightRequest(
@@ -136,6 +142,84 @@ describe('graceful shutdown', function () {
       expect(proc.output()).to.contain('"msg":"stopped"');
     } finally {
       await proc.kill();
+    }
+  });
+
+  it('worker: SIGTERM mid-transaction finishes it, hands the jobs it holds back, another worker sends them once', async () => {
+    const N = 6;
+    const sink = await startSink(() => null, { disabledCommands: ['AUTH', 'STARTTLS'] });
+    let release!: () => void;
+    sink.stall = new Promise<void>((resolve) => (release = resolve));
+    const mailOrg = await seedOrg(db.sql, { domains: [{ name: 'acme.test' }] });
+    const domain = mailOrg.domains['acme.test']!;
+    await db.sql`update domains set verified_at = now() - interval '60 days' where id = ${domain.id}`;
+    await giveDkimKey(db.sql, domain.id);
+    const bull = createRedis(TEST_REDIS_URL, 'bullmq', 'shutdown-test');
+    const queues = createQueues(bull, redisKeys(prefix).bullPrefix);
+    // One connection to the sink: one transaction at a time, the other jobs wait for it.
+    const env = {
+      DATABASE_URL: db.url,
+      REDIS_URL: TEST_REDIS_URL,
+      REDIS_PREFIX: prefix,
+      WORKER_QUEUES: 'delivery',
+      SMTP_SMARTHOST: `smtp://127.0.0.1:${sink.port}`,
+      OUTBOUND_CONNECTIONS_PER_HOST: '1',
+      DELIVERY_CONCURRENCY: String(N),
+      SHUTDOWN_GRACE_SECONDS: '60',
+    };
+    const first = launch('workers/main.ts', env);
+    let second: Proc | null = null;
+    try {
+      const ids: string[] = [];
+      for (let i = 0; i < N; i++) {
+        const { id } = await seedEmail(db.sql, {
+          orgId: mailOrg.organization.id,
+          domainId: domain.id,
+          domainName: 'acme.test',
+          to: [`r${i}@dest.test`],
+        });
+        ids.push(id);
+        await enqueueEmail(queues, id);
+      }
+      await waitFor(
+        'a message in DATA, its reply held',
+        () => {
+          if (!first.alive()) throw new Error(`worker exited early:\n${first.output()}`);
+          return sink.dataEnded === 1;
+        },
+        90_000,
+      ).catch((err: Error) => {
+        throw new Error(`${err.message}\n${first.output().slice(-3000)}`);
+      });
+      first.child.kill('SIGTERM');
+      await waitFor('the worker to take the signal', () => first.output().includes('shutting down'));
+      release();
+      expect(await first.exited, first.output().slice(-4000)).to.equal(0);
+      // The transaction in flight finished; nothing else went out after the signal.
+      expect(sink.received.map((r) => r.rcptTo)).to.have.length(1);
+      expect(first.output()).to.contain('handed back');
+
+      second = launch('workers/main.ts', env);
+      await waitFor(`all ${N} delivered`, () => sink.received.length >= N, 90_000);
+      await waitFor(`all ${N} recorded as delivered`, async () => {
+        const [row] = await db.sql<{ n: number }[]>`
+          select count(*)::int as n from email_recipients where email_id = any(${ids}) and status = 'delivered'`;
+        return row!.n === N;
+      });
+      const rcpts = sink.received.flatMap((r) => r.rcptTo).sort();
+      expect(rcpts).to.deep.equal(Array.from({ length: N }, (_, i) => `r${i}@dest.test`).sort());
+      // A handed-back attempt was never started: one attempt each, none resumed as if its holder had died.
+      const attempts = await db.sql<{ attempts: number }[]>`
+        select attempts from email_recipients where email_id = any(${ids})`;
+      expect(attempts.map((a) => a.attempts)).to.deep.equal(Array(N).fill(1));
+      expect(second.output()).not.to.contain('DELIVERY_ATTEMPT_RESUMED');
+    } finally {
+      release();
+      await first.kill();
+      await second?.kill();
+      await queues.close();
+      await closeRedis(bull);
+      await sink.close();
     }
   });
 });

@@ -4,6 +4,7 @@
 // failed before SMTP) counts in tern_delivery_attempts_total; each 250 in
 // tern_delivery_latency_seconds.
 import type { DeliveryEmail, DeliveryRecipient } from '../../shared/db/delivery.js';
+import { releaseAttempts } from '../../shared/db/delivery-attempts.js';
 import { Outbound, type OutboundMessage } from '../../shared/mail/outbound/index.js';
 import { providerOf } from '../../shared/mail/providers.js';
 import { demoDomainMessage } from '../../shared/domains/demo.js';
@@ -34,6 +35,13 @@ export interface LiveContext {
    * checked just before each message goes out. Absent: always.
    */
   holds?: () => boolean;
+  /**
+   * Whether the process is stopping (SIGTERM): a message not yet on its way is handed back (its
+   * attempt released, due again at once for another process) instead of sent. Absent: never.
+   */
+  stopping?: () => boolean;
+  /** The lease holder token of this run (workers/delivery/leases.ts), whose attempts a stopping run releases. */
+  holder?: string;
 }
 
 /** Journals a server's acceptance at once (a journal that cannot be written costs nothing but the journal). */
@@ -101,6 +109,7 @@ export async function deliverLive(
   // it): another job may hold them now. Nothing is recorded for them; their holder, or the
   // sweeper once the lease is over, sends them.
   let lapsed = 0;
+  const handedBack: string[] = [];
   const groups = new Map<string, { domain: string; address: string | null; rs: Leased[] }>();
   for (const r of leased) {
     const address = sourceOf(r.id);
@@ -137,6 +146,10 @@ export async function deliverLive(
         messages,
         {
           before: async (m) => {
+            if (ctx.stopping?.()) {
+              handedBack.push(m.id);
+              return false;
+            }
             if (ctx.holds && !ctx.holds()) {
               if (lapsed++ === 0) {
                 deps.logger.warn(
@@ -195,4 +208,8 @@ export async function deliverLive(
       );
     }),
   );
+  if (handedBack.length > 0 && ctx.holder) {
+    const n = await releaseAttempts(deps.sql, handedBack, ctx.holder);
+    deps.logger.info({ emailId: email.id, recipients: n }, 'stopping: attempts not started handed back');
+  }
 }
