@@ -132,9 +132,11 @@ const commands = [
   fc.tuple(fc.nat(), fc.constantFrom('accepted', 'refused', 'dropped during DATA')).map(([i, how]) =>
     command(
       `send(${i}, ${how})`,
-      (m) => m.held.some((h) => h.alive),
+      // The pool's callers send on a connection whose last transaction was refused only after
+      // its release resets it (RSET): without one the server answers the next MAIL FROM 503.
+      (m) => m.held.some((h) => h.alive && !h.dirty),
       async (m, r) => {
-        const alive = m.held.filter((h) => h.alive);
+        const alive = m.held.filter((h) => h.alive && !h.dirty);
         const h = alive[i % alive.length]!;
         if (how === 'dropped during DATA') r.sink.dropOnData = true;
         const err = await send(h.pc, how === 'refused' ? 'refused@dest.test' : 'ok@dest.test');
@@ -187,9 +189,11 @@ const commands = [
   fc.tuple(fc.nat(), fc.constantFrom('timeout' as const, 'reset' as const)).map(([i, how]) =>
     command(
       `server closes busy(${i}, ${how})`,
-      (m) => m.held.some((h) => h.alive),
+      // The pool's callers send on a connection whose last transaction was refused only after
+      // its release resets it (RSET): without one the server answers the next MAIL FROM 503.
+      (m) => m.held.some((h) => h.alive && !h.dirty),
       async (m, r) => {
-        const alive = m.held.filter((h) => h.alive);
+        const alive = m.held.filter((h) => h.alive && !h.dirty);
         const h = alive[i % alive.length]!;
         h.alive = false;
         r.sink.closeConnections(how, (port) => port === h.port);
