@@ -145,6 +145,8 @@ describe('tern doctor', function () {
       RELAY_TLS_KEY: certs.good.key,
       MX_TLS_CERT: certs.good.cert,
       MX_TLS_KEY: certs.good.key,
+      // The systemd units' folder (the check reads its path and file system; nothing is written).
+      DELIVERY_JOURNAL_DIR: '/var/lib/tern/delivery-journal',
     };
   });
   after(async () => {
