@@ -106,15 +106,7 @@ async function runToEnd(entry: string, args: string[], env: Record<string, strin
   return [code, p.output()];
 }
 
-/**
- * The Postgres pair runs only with TERN_TEST_PG_FAILOVER=1: in about one run in three the worker
- * process stalls after the promotion (its delivery jobs held, results waiting on "cannot execute
- * INSERT in a read-only transaction" past the promotion) and the run times out; until that is
- * understood it stays out of the suite (`npm run chaos -- --faults postgres-failover` runs it too).
- */
-const RUN = TOPOLOGIES.filter((t) => !t.name.includes('Postgres') || process.env.TERN_TEST_PG_FAILOVER === '1');
-
-for (const topology of RUN) {
+for (const topology of TOPOLOGIES) {
   describe(`failover: ${topology.name}`, function () {
     this.timeout(300_000);
     let engines: Topology;
